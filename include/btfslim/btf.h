@@ -1,0 +1,253 @@
+// The BTF model: a zero-copy view over one BTF blob.
+//
+// A `Btf` holds the bytes it was parsed from (a mapped file, an ELF section) and one 32-bit offset per
+// type: nothing else is allocated per type. Parsing validates everything once - header, section bounds,
+// every record's length, every string offset and every type id a record refers to - so that the typed
+// views below can read without checks. Both byte orders are read in place; a view swaps on each load.
+//
+// Split BTF (a module on vmlinux) continues its base's type ids and string offsets: ids below
+// `first_id()` and string offsets below `string_base()` resolve in the base.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace btfslim {
+
+using TypeId = std::uint32_t;
+
+enum class Kind : std::uint8_t {
+  Unknown = 0,
+  Int = 1,
+  Ptr = 2,
+  Array = 3,
+  Struct = 4,
+  Union = 5,
+  Enum = 6,
+  Fwd = 7,
+  Typedef = 8,
+  Volatile = 9,
+  Const = 10,
+  Restrict = 11,
+  Func = 12,
+  FuncProto = 13,
+  Var = 14,
+  Datasec = 15,
+  Float = 16,
+  DeclTag = 17,
+  TypeTag = 18,
+  Enum64 = 19,
+};
+inline constexpr int kMaxKind = 19;
+
+// bpftool's spelling: "INT", "FUNC_PROTO", ...
+std::string_view kind_name(Kind kind);
+// Accepts bpftool's spelling in any case ("struct", "FUNC_PROTO", "func-proto").
+std::optional<Kind> parse_kind(std::string_view name);
+
+// Reads integers stored in either byte order.
+class ByteOrder {
+ public:
+  constexpr explicit ByteOrder(bool swapped = false) : swapped_(swapped) {}
+  bool swapped() const { return swapped_; }
+  std::uint16_t u16(const std::uint8_t* p) const {
+    std::uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return swapped_ ? __builtin_bswap16(v) : v;
+  }
+  std::uint32_t u32(const std::uint8_t* p) const {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return swapped_ ? __builtin_bswap32(v) : v;
+  }
+
+ private:
+  bool swapped_;
+};
+
+inline constexpr std::uint16_t kBtfMagic = 0xeB9F;
+inline constexpr std::uint32_t kHeaderSize = 24;  // struct btf_header as of Linux 6.x
+inline constexpr std::uint32_t kTypeHeaderSize = 12;  // struct btf_type
+
+struct Header {
+  std::uint16_t magic;
+  std::uint8_t version;
+  std::uint8_t flags;
+  std::uint32_t hdr_len;
+  std::uint32_t type_off;
+  std::uint32_t type_len;
+  std::uint32_t str_off;
+  std::uint32_t str_len;
+};
+
+// Trailing records, decoded on access.
+struct Member {
+  std::uint32_t name_off;
+  TypeId type;
+  std::uint32_t offset;  // raw: with kind_flag, bitfield size in the top 8 bits
+};
+struct EnumValue {
+  std::uint32_t name_off;
+  std::uint32_t value;
+};
+struct Enum64Value {
+  std::uint32_t name_off;
+  std::uint64_t value;
+};
+struct Param {
+  std::uint32_t name_off;
+  TypeId type;
+};
+struct VarSecInfo {
+  TypeId type;
+  std::uint32_t offset;
+  std::uint32_t size;
+};
+struct ArrayInfo {
+  TypeId type;
+  TypeId index_type;
+  std::uint32_t nelems;
+};
+
+// One type record, read in place.
+class TypeView {
+ public:
+  TypeView(const std::uint8_t* record, ByteOrder order) : p_(record), order_(order) {}
+
+  std::uint32_t name_off() const { return order_.u32(p_); }
+  std::uint32_t info() const { return order_.u32(p_ + 4); }
+  Kind kind() const { return static_cast<Kind>((info() >> 24) & 0x1f); }
+  std::uint16_t vlen() const { return static_cast<std::uint16_t>(info() & 0xffff); }
+  bool kflag() const { return (info() >> 31) != 0; }
+  // The size/type union: the size for INT, STRUCT, UNION, ENUM, ENUM64, DATASEC, FLOAT; else a type id.
+  std::uint32_t size() const { return order_.u32(p_ + 8); }
+  TypeId ref() const { return order_.u32(p_ + 8); }
+
+  // The 12-byte header plus the kind's trailing data.
+  std::uint32_t record_size() const;
+
+  std::uint32_t int_data() const { return u32_at(0); }
+  std::uint32_t int_encoding() const { return (int_data() >> 24) & 0x0f; }
+  std::uint32_t int_offset() const { return (int_data() >> 16) & 0xff; }
+  std::uint32_t int_bits() const { return int_data() & 0xff; }
+  ArrayInfo array() const { return {u32_at(0), u32_at(4), u32_at(8)}; }
+  Member member(unsigned i) const { return {u32_at(12 * i), u32_at(12 * i + 4), u32_at(12 * i + 8)}; }
+  std::uint32_t member_bit_offset(const Member& m) const { return kflag() ? m.offset & 0xffffff : m.offset; }
+  std::uint32_t member_bitfield_size(const Member& m) const { return kflag() ? m.offset >> 24 : 0; }
+  EnumValue enum_value(unsigned i) const { return {u32_at(8 * i), u32_at(8 * i + 4)}; }
+  Enum64Value enum64_value(unsigned i) const {
+    return {u32_at(12 * i), (std::uint64_t{u32_at(12 * i + 8)} << 32) | u32_at(12 * i + 4)};
+  }
+  Param param(unsigned i) const { return {u32_at(8 * i), u32_at(8 * i + 4)}; }
+  std::uint32_t var_linkage() const { return u32_at(0); }
+  VarSecInfo secinfo(unsigned i) const { return {u32_at(12 * i), u32_at(12 * i + 4), u32_at(12 * i + 8)}; }
+  std::int32_t decl_tag_component_idx() const { return static_cast<std::int32_t>(u32_at(0)); }
+  // FUNC keeps its linkage in vlen.
+  std::uint16_t func_linkage() const { return vlen(); }
+
+  const std::uint8_t* data() const { return p_; }
+
+ private:
+  std::uint32_t u32_at(std::uint32_t trailing_off) const { return order_.u32(p_ + kTypeHeaderSize + trailing_off); }
+  const std::uint8_t* p_;
+  ByteOrder order_;
+};
+
+// Size of the trailing data for a kind with `vlen` entries, or nullopt for an unknown kind.
+std::optional<std::uint32_t> trailing_size(Kind kind, std::uint32_t vlen);
+
+class Btf {
+ public:
+  // Parses and validates `bytes`; `owner` keeps them alive. Throws InputError naming `name`.
+  static std::shared_ptr<const Btf> parse(std::string name, std::shared_ptr<const void> owner,
+                                          std::span<const std::uint8_t> bytes,
+                                          std::shared_ptr<const Btf> base = nullptr);
+
+  const std::string& name() const { return name_; }
+  const Header& header() const { return header_; }
+  ByteOrder byte_order() const { return order_; }
+  bool big_endian() const;
+  std::span<const std::uint8_t> raw() const { return bytes_; }
+  std::span<const std::uint8_t> type_section() const { return types_; }
+  std::span<const std::uint8_t> string_section() const { return strings_; }
+
+  const Btf* base() const { return base_.get(); }
+  std::shared_ptr<const Btf> base_shared() const { return base_; }
+  bool is_split() const { return base_ != nullptr; }
+  // Ids [first_id(), end_id()) are described by this BTF; lower ones by the base.
+  TypeId first_id() const { return first_id_; }
+  TypeId end_id() const { return first_id_ + own_count(); }
+  std::uint32_t own_count() const { return static_cast<std::uint32_t>(offsets_.size()); }
+  // Offsets below this are the base's strings.
+  std::uint32_t string_base() const { return string_base_; }
+  std::uint32_t string_end() const { return string_base_ + static_cast<std::uint32_t>(strings_.size()); }
+
+  // `id` must be in [1, end_id()): ids come from validated records or from `valid_id`.
+  TypeView type(TypeId id) const {
+    if (id < first_id_) return base_->type(id);
+    return TypeView(types_.data() + offsets_[id - first_id_], order_);
+  }
+  bool valid_id(TypeId id) const { return id >= 1 && id < end_id(); }
+  // Byte offset of a record inside this BTF's type section.
+  std::uint32_t type_offset(TypeId id) const { return offsets_[id - first_id_]; }
+
+  // `off` must be below string_end(); validated records only hold such offsets.
+  std::string_view str(std::uint32_t off) const;
+  bool valid_str(std::uint32_t off) const { return off < string_end(); }
+
+ private:
+  Btf() = default;
+  void parse_header();
+  void index_types();
+  void check_references(TypeId id, const TypeView& t) const;
+
+  std::string name_;
+  std::shared_ptr<const void> owner_;
+  std::shared_ptr<const Btf> base_;
+  std::span<const std::uint8_t> bytes_;
+  std::span<const std::uint8_t> types_;
+  std::span<const std::uint8_t> strings_;
+  Header header_{};
+  ByteOrder order_;
+  TypeId first_id_ = 1;
+  std::uint32_t string_base_ = 0;
+  std::vector<std::uint32_t> offsets_;
+};
+
+// Calls fn(name_off) for every string a record refers to: its name and its members', enumerators' and
+// parameters' names.
+template <typename Fn>
+void for_each_name_ref(const TypeView& t, Fn&& fn) {
+  fn(t.name_off());
+  const unsigned vlen = t.vlen();
+  switch (t.kind()) {
+    case Kind::Struct:
+    case Kind::Union:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.member(i).name_off);
+      break;
+    case Kind::Enum:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.enum_value(i).name_off);
+      break;
+    case Kind::Enum64:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.enum64_value(i).name_off);
+      break;
+    case Kind::FuncProto:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.param(i).name_off);
+      break;
+    default:
+      break;
+  }
+}
+
+// A type's name, or "(anon)" for name offset 0 (bpftool's convention).
+inline std::string_view name_or_anon(const Btf& btf, std::uint32_t name_off) {
+  return name_off == 0 ? std::string_view("(anon)") : btf.str(name_off);
+}
+
+}  // namespace btfslim

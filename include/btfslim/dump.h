@@ -1,0 +1,39 @@
+// Printing types: bpftool's raw format, bpftool-shaped JSON, and C through libbpf's btf_dump.
+#pragma once
+
+#include "btfslim/btf.h"
+#include "btfslim/output.h"
+
+#include <string>
+#include <vector>
+
+namespace btfslim {
+
+// Which types a command looks at. Empty criteria select everything; given criteria must all hold
+// (ids OR-ed among themselves, names likewise, kinds likewise).
+struct TypeSelection {
+  std::vector<TypeId> ids;          // explicit ids, may lie in a split input's base
+  std::vector<std::string> names;   // exact names or globs (*, ?, [...])
+  std::vector<Kind> kinds;
+
+  bool selects_all() const { return ids.empty() && names.empty() && kinds.empty(); }
+  // The selected ids in ascending order: the input's own types, or exactly `ids` when given.
+  // Throws InputError for an id that does not exist.
+  std::vector<TypeId> resolve(const Btf& btf) const;
+  bool matches(const Btf& btf, TypeId id) const;
+};
+
+// Parses "5", "5-9", "5,7,10-12" into ids; throws InputError naming `option`.
+std::vector<TypeId> parse_id_list(std::string_view text, std::string_view option);
+
+// One type in bpftool's raw format, without the trailing newline:
+// [id] KIND 'name' size=... then one "\n\t..." line per member/value/param/var.
+void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out);
+// `bpftool btf dump file` byte for byte: the input's own types (or the selection), one per line.
+void dump_raw(const Btf& btf, const TypeSelection& selection, OutputBuffer& out);
+// {"types":[...]} with bpftool's field names, one object per type.
+void dump_json(const Btf& btf, const TypeSelection& selection, OutputBuffer& out);
+// Compilable C (a vmlinux.h) for the selection and everything it needs, by libbpf's btf_dump.
+void dump_c(const Btf& btf, const TypeSelection& selection, OutputBuffer& out);
+
+}  // namespace btfslim

@@ -1,0 +1,30 @@
+// Errors that stop a command.
+//
+// Every problem with what the user gave us (a file, an option) is an `InputError` carrying the name of
+// the thing that is wrong; `main` catches it once, prints one line and exits with status 2. Nothing
+// below `main` prints errors or calls exit().
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace btfslim {
+
+inline constexpr int kExitInputError = 2;
+
+// A file or argument that cannot be used. what() is the whole line: "FILE: problem".
+class InputError : public std::runtime_error {
+ public:
+  InputError(const std::string& subject, const std::string& problem)
+      : std::runtime_error(subject.empty() ? problem : subject + ": " + problem) {}
+};
+
+template <typename... Args>
+[[noreturn]] void fail(const std::string& subject, fmt::format_string<Args...> format, Args&&... args) {
+  throw InputError(subject, fmt::format(format, std::forward<Args>(args)...));
+}
+
+}  // namespace btfslim

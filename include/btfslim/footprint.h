@@ -1,0 +1,49 @@
+// Where the bytes of a BTF go.
+//
+// Every byte of the blob is attributed exactly once: the header, each type's record (its exact encoded
+// size), each type's share of the strings it names, and what no type names (the leading empty string,
+// unreferenced strings, gaps between sections). So the parts always add up to the blob's size.
+//
+// A string named by several types is split evenly among the references. A string's extent runs from
+// its offset to its NUL, or to the next referenced offset when one points into its middle (a suffix
+// shared by another string), so that extents never overlap. For split BTF only the split part's own
+// strings are measured; names that resolve in the base cost the module nothing.
+#pragma once
+
+#include "btfslim/btf.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace btfslim {
+
+struct StringAttribution {
+  std::vector<double> per_type;        // string bytes of each own type, indexed by id - first_id()
+  std::uint64_t referenced_bytes = 0;  // sum of per_type (exact; per_type holds the fractions)
+  std::uint64_t unreferenced_bytes = 0;  // own string bytes no type names, the leading "" included
+};
+
+StringAttribution attribute_strings(const Btf& btf);
+
+struct KindFootprint {
+  std::uint32_t count = 0;
+  std::uint64_t record_bytes = 0;
+  double string_bytes = 0;
+};
+
+struct FileFootprint {
+  std::uint64_t file_bytes = 0;    // the BTF blob (for an ELF input: its .BTF section)
+  std::uint64_t header_bytes = 0;  // hdr_len
+  std::uint64_t type_bytes = 0;    // type_len
+  std::uint64_t string_bytes = 0;  // str_len
+  std::uint64_t gap_bytes = 0;     // bytes in the blob outside the header and both sections
+  std::uint64_t referenced_string_bytes = 0;
+  std::uint64_t unreferenced_string_bytes = 0;
+  std::uint32_t type_count = 0;
+  std::array<KindFootprint, kMaxKind + 1> kinds{};
+};
+
+FileFootprint measure_file(const Btf& btf);
+
+}  // namespace btfslim

@@ -1,0 +1,83 @@
+// Opening what the user names: files mapped once, ELF sections found with libelf, the shorthands
+// `vmlinux` and bare module names, and the base a split BTF continues.
+#pragma once
+
+#include "btfslim/btf.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace btfslim {
+
+inline constexpr std::string_view kSysBtfDir = "/sys/kernel/btf";
+inline constexpr std::string_view kRunningVmlinux = "/sys/kernel/btf/vmlinux";
+
+// A whole file, mapped read-only (or read once where the file cannot be mapped, e.g. a pipe).
+class FileBytes {
+ public:
+  // Throws InputError for a missing file, a directory, permission denied, an empty file.
+  static std::shared_ptr<const FileBytes> open(const std::string& path);
+  ~FileBytes();
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  FileBytes() = default;
+  std::string path_;
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;
+};
+
+// The sections of an ELF file that btfslim reads, as spans of the mapped file (zero copy; a
+// compressed section is inflated once and owned here).
+class ElfFile {
+ public:
+  static bool has_elf_magic(std::span<const std::uint8_t> bytes);
+  // Throws InputError when the file is not a readable ELF.
+  explicit ElfFile(std::shared_ptr<const FileBytes> file);
+  ~ElfFile();
+  ElfFile(const ElfFile&) = delete;
+  ElfFile& operator=(const ElfFile&) = delete;
+
+  const std::string& path() const { return file_->path(); }
+  // The contents of the named section, or nullopt when there is none.
+  std::optional<std::span<const std::uint8_t>> section(std::string_view name) const;
+  // A kernel module (.ko): its BTF is split on vmlinux.
+  bool is_kernel_module() const;
+
+ private:
+  std::shared_ptr<const FileBytes> file_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// What the user typed, resolved: a path and whether it names the running kernel's BTF files.
+struct ResolvedInput {
+  std::string path;
+  bool from_sysfs = false;  // /sys/kernel/btf/...: a module there is split on the running vmlinux
+};
+
+// "" (no argument): the running kernel's BTF; "vmlinux" when there is no such file here: the same;
+// a bare name with no such file here that exists under /sys/kernel/btf: that module. Anything else is
+// a path. Throws InputError when the running kernel's BTF is needed and missing.
+ResolvedInput resolve_input(std::string_view arg);
+
+struct LoadOptions {
+  std::string base;  // --base: the BTF a split input continues ("" = none, or automatic)
+};
+
+// Loads the BTF in a raw BTF file or an ELF file's .BTF section, with its base where it is split.
+std::shared_ptr<const Btf> load_btf(std::string_view arg, const LoadOptions& options = {});
+
+// Loads BTF from a resolved path with an explicit base (nullptr for none).
+std::shared_ptr<const Btf> load_btf_file(const std::string& path, std::shared_ptr<const Btf> base);
+
+}  // namespace btfslim

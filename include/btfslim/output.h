@@ -1,0 +1,98 @@
+// Writing results: a buffered writer for stdout, a streaming JSON writer, human-readable sizes.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace btfslim {
+
+// Collects output and writes it to a file descriptor in large chunks. A write error (disk full, closed
+// pipe when SIGPIPE is ignored) is an InputError naming `name`.
+class OutputBuffer {
+ public:
+  explicit OutputBuffer(int fd = 1, std::string name = "stdout") : fd_(fd), name_(std::move(name)) {}
+  ~OutputBuffer();  // flushes; errors at this point are ignored (call flush() to see them)
+  OutputBuffer(const OutputBuffer&) = delete;
+  OutputBuffer& operator=(const OutputBuffer&) = delete;
+
+  template <typename... Args>
+  void print(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(buf_), format, std::forward<Args>(args)...);
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void write(std::string_view s) {
+    buf_.append(s.data(), s.data() + s.size());
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void put(char c) {
+    buf_.push_back(c);
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  fmt::memory_buffer& buffer() { return buf_; }
+  void flush_if_needed() {
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void flush();
+
+ private:
+  static constexpr std::size_t kFlushAt = 1 << 16;
+  int fd_;
+  std::string name_;
+  fmt::memory_buffer buf_;
+};
+
+// Writes JSON as it goes: no document is built in memory, so 126k types cost nothing to print.
+// Keys and values are escaped; nesting is tracked only to place commas.
+class JsonWriter {
+ public:
+  explicit JsonWriter(OutputBuffer& out) : out_(out) {}
+  void begin_object();
+  void end_object();
+  void begin_array();
+  void end_array();
+  void key(std::string_view k);
+  void value(std::string_view s);
+  void value(const char* s) { value(std::string_view(s)); }
+  void value(std::uint64_t v);
+  void value(std::int64_t v);
+  void value(std::uint32_t v) { value(std::uint64_t{v}); }
+  void value(std::int32_t v) { value(std::int64_t{v}); }
+  void value(double v);
+  void value(bool v);
+  template <typename T>
+  void field(std::string_view k, const T& v) {
+    key(k);
+    value(v);
+  }
+  // Ends the document with a newline.
+  void finish() { out_.put('\n'); }
+
+ private:
+  void separate();
+  OutputBuffer& out_;
+  std::vector<bool> has_items_;  // per open container: whether a comma is needed before the next item
+  bool after_key_ = false;
+};
+
+// Appends `s` to `out` as a JSON string literal, quotes included.
+void append_json_string(fmt::memory_buffer& out, std::string_view s);
+
+// "5.26 MiB", "812 B": binary units, three significant digits.
+std::string human_size(double bytes);
+
+}  // namespace btfslim
+
+namespace btfslim {
+
+// Rounds `parts` to whole numbers that add up to exactly `total` (largest remainder), so that a table
+// of rounded fractions still sums to its TOTAL row.
+std::vector<std::uint64_t> round_to_total(const std::vector<double>& parts, std::uint64_t total);
+
+// 1234567 -> "1,234,567"
+std::string with_commas(std::uint64_t n);
+
+}  // namespace btfslim

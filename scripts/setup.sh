@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install what btfslim needs to build and test on Debian 12, then configure the build.
+# Idempotent: when every package is present it does no apt work at all.
+set -eu
+
+PACKAGES="
+  build-essential pkg-config meson ninja-build
+  libbpf-dev libelf-dev zlib1g-dev libcli11-dev libfmt-dev catch2
+  nlohmann-json3-dev libtomlplusplus-dev libarchive-dev
+  clang-19 llvm-19 bpftool dwarves scdoc groff-base
+"
+
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+builddir=${1:-build}
+if [ ! -f "$builddir/build.ninja" ]; then
+  meson setup "$builddir" --buildtype=release >/dev/null
+fi
+ninja -C "$builddir" >/dev/null

@@ -1,0 +1,255 @@
+// Parsing and validating one BTF blob.
+//
+// Everything a later reader relies on is checked here, once, with 64-bit arithmetic so that no sum of
+// 32-bit fields can wrap: the header, that both sections lie inside the blob without overlapping, that
+// the string section ends in NUL, that each record's trailing data fits, that every kind is known, and
+// that every name offset and type id a record holds is in range. After that, `TypeView` and `str()`
+// read without checks. Reference *loops* are legal to encode and are left to the code that walks them.
+#include "btfslim/btf.h"
+
+#include "btfslim/error.h"
+
+#include <array>
+#include <bit>
+
+namespace btfslim {
+namespace {
+
+constexpr std::array<std::string_view, kMaxKind + 1> kKindNames = {
+    "UNKNOWN", "INT",   "PTR",      "ARRAY",    "STRUCT",     "UNION", "ENUM",
+    "FWD",     "TYPEDEF", "VOLATILE", "CONST",  "RESTRICT",   "FUNC",  "FUNC_PROTO",
+    "VAR",     "DATASEC", "FLOAT",    "DECL_TAG", "TYPE_TAG", "ENUM64",
+};
+
+}  // namespace
+
+std::string_view kind_name(Kind kind) {
+  auto k = static_cast<unsigned>(kind);
+  return k <= kMaxKind ? kKindNames[k] : std::string_view("UNKNOWN");
+}
+
+std::optional<Kind> parse_kind(std::string_view name) {
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    std::string_view want = kKindNames[k];
+    if (want.size() != name.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < name.size() && same; ++i) {
+      char c = name[i];
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      if (c == '-') c = '_';
+      same = c == want[i];
+    }
+    if (same) return static_cast<Kind>(k);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> trailing_size(Kind kind, std::uint32_t vlen) {
+  switch (kind) {
+    case Kind::Ptr:
+    case Kind::Fwd:
+    case Kind::Typedef:
+    case Kind::Volatile:
+    case Kind::Const:
+    case Kind::Restrict:
+    case Kind::Func:
+    case Kind::Float:
+    case Kind::TypeTag:
+      return 0;
+    case Kind::Int:
+    case Kind::Var:
+    case Kind::DeclTag:
+      return 4;
+    case Kind::Array:
+      return 12;
+    case Kind::Struct:
+    case Kind::Union:
+    case Kind::Datasec:
+    case Kind::Enum64:
+      return 12 * vlen;
+    case Kind::Enum:
+    case Kind::FuncProto:
+      return 8 * vlen;
+    case Kind::Unknown:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::uint32_t TypeView::record_size() const {
+  // Records come from a validated Btf, so the kind is known.
+  return kTypeHeaderSize + trailing_size(kind(), vlen()).value_or(0);
+}
+
+bool Btf::big_endian() const {
+  const bool host_big = std::endian::native == std::endian::big;
+  return order_.swapped() != host_big;
+}
+
+std::string_view Btf::str(std::uint32_t off) const {
+  if (off < string_base_) return base_->str(off);
+  const char* s = reinterpret_cast<const char*>(strings_.data()) + (off - string_base_);
+  return std::string_view(s);
+}
+
+std::shared_ptr<const Btf> Btf::parse(std::string name, std::shared_ptr<const void> owner,
+                                      std::span<const std::uint8_t> bytes, std::shared_ptr<const Btf> base) {
+  std::shared_ptr<Btf> btf(new Btf());
+  btf->name_ = std::move(name);
+  btf->owner_ = std::move(owner);
+  btf->base_ = std::move(base);
+  btf->bytes_ = bytes;
+  if (btf->base_) {
+    btf->first_id_ = btf->base_->end_id();
+    btf->string_base_ = btf->base_->string_end();
+  }
+  btf->parse_header();
+  btf->index_types();
+  for (TypeId id = btf->first_id_; id < btf->end_id(); ++id) btf->check_references(id, btf->type(id));
+  return btf;
+}
+
+void Btf::parse_header() {
+  const auto size = static_cast<std::uint64_t>(bytes_.size());
+  if (size == 0) fail(name_, "empty file");
+  if (size < 4) fail(name_, "truncated: {} bytes, too short for a BTF header", size);
+  const std::uint8_t* p = bytes_.data();
+  std::uint16_t magic;
+  std::memcpy(&magic, p, 2);
+  if (magic == kBtfMagic) {
+    order_ = ByteOrder(false);
+  } else if (__builtin_bswap16(magic) == kBtfMagic) {
+    order_ = ByteOrder(true);
+  } else {
+    fail(name_, "not BTF: bad magic 0x{:02x}{:02x} (expected 0xeb9f in either byte order)", p[0], p[1]);
+  }
+  header_.magic = kBtfMagic;
+  header_.version = p[2];
+  header_.flags = p[3];
+  if (header_.version != 1) fail(name_, "unsupported BTF version {} (only version 1 exists)", header_.version);
+  if (size < 8) fail(name_, "truncated: {} bytes, too short for a BTF header", size);
+  header_.hdr_len = order_.u32(p + 4);
+  if (header_.hdr_len < kHeaderSize)
+    fail(name_, "header length {} is smaller than the {} bytes of a BTF header", header_.hdr_len, kHeaderSize);
+  if (header_.hdr_len > size)
+    fail(name_, "truncated: header length {} exceeds the {} bytes available", header_.hdr_len, size);
+  header_.type_off = order_.u32(p + 8);
+  header_.type_len = order_.u32(p + 12);
+  header_.str_off = order_.u32(p + 16);
+  header_.str_len = order_.u32(p + 20);
+
+  const std::uint64_t t0 = std::uint64_t{header_.hdr_len} + header_.type_off;
+  const std::uint64_t t1 = t0 + header_.type_len;
+  const std::uint64_t s0 = std::uint64_t{header_.hdr_len} + header_.str_off;
+  const std::uint64_t s1 = s0 + header_.str_len;
+  if (t1 > size)
+    fail(name_, "truncated: type section [{}, {}) ends past the {} bytes available", t0, t1, size);
+  if (s1 > size)
+    fail(name_, "truncated: string section [{}, {}) ends past the {} bytes available", s0, s1, size);
+  if (header_.type_len && header_.str_len && t0 < s1 && s0 < t1)
+    fail(name_, "type section [{}, {}) and string section [{}, {}) overlap", t0, t1, s0, s1);
+  types_ = bytes_.subspan(t0, header_.type_len);
+  strings_ = bytes_.subspan(s0, header_.str_len);
+
+  if (strings_.empty()) {
+    if (!base_) fail(name_, "string section is empty (even the empty name needs one NUL byte)");
+  } else {
+    if (strings_.back() != 0) fail(name_, "string section does not end in a NUL byte");
+    if (!base_ && strings_.front() != 0)
+      fail(name_, "string section does not start with the empty string; is this split BTF? pass --base");
+  }
+  if (std::uint64_t{string_base_} + strings_.size() > 0xffffffffu)
+    fail(name_, "string section too large: {} bytes on a base of {}", strings_.size(), string_base_);
+}
+
+void Btf::index_types() {
+  const std::uint32_t len = header_.type_len;
+  offsets_.reserve(len / 24 + 16);
+  std::uint32_t off = 0;
+  while (off < len) {
+    const TypeId id = first_id_ + static_cast<TypeId>(offsets_.size());
+    if (len - off < kTypeHeaderSize)
+      fail(name_, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id, off,
+           kTypeHeaderSize, len - off);
+    const TypeView t(types_.data() + off, order_);
+    const Kind kind = t.kind();
+    const auto trailing = trailing_size(kind, t.vlen());
+    if (!trailing || kind == Kind::Unknown)
+      fail(name_, "type [{}] has unknown kind {} (known kinds are 1..{})", id, static_cast<unsigned>(kind),
+           kMaxKind);
+    const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + *trailing;
+    if (end > len)
+      fail(name_, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
+           kind_name(kind), t.vlen(), kTypeHeaderSize + *trailing, off, len - off);
+    if (id == 0xffffffffu) fail(name_, "too many types");
+    offsets_.push_back(off);
+    off = static_cast<std::uint32_t>(end);
+  }
+}
+
+void Btf::check_references(TypeId id, const TypeView& t) const {
+  const Kind kind = t.kind();
+  auto check_name = [&](std::uint32_t off, std::string_view what) {
+    if (off >= string_end())
+      fail(name_, "type [{}] {}: {} offset {} is past the end of the strings ({} bytes){}", id, kind_name(kind),
+           what, off, string_end(), base_ ? "" : "; is this split BTF? pass --base");
+  };
+  auto check_type = [&](TypeId ref, std::string_view what) {
+    if (ref >= end_id())
+      fail(name_, "type [{}] {}: {} refers to type {}, but the last type is [{}]{}", id, kind_name(kind), what,
+           ref, end_id() - 1, base_ ? "" : "; is this split BTF? pass --base");
+  };
+  check_name(t.name_off(), "name");
+  const unsigned vlen = t.vlen();
+  switch (kind) {
+    case Kind::Ptr:
+    case Kind::Typedef:
+    case Kind::Volatile:
+    case Kind::Const:
+    case Kind::Restrict:
+    case Kind::Func:
+    case Kind::Var:
+    case Kind::TypeTag:
+    case Kind::DeclTag:
+      check_type(t.ref(), "its type");
+      break;
+    case Kind::Array: {
+      const ArrayInfo a = t.array();
+      check_type(a.type, "its element type");
+      check_type(a.index_type, "its index type");
+      break;
+    }
+    case Kind::Struct:
+    case Kind::Union:
+      for (unsigned i = 0; i < vlen; ++i) {
+        const Member m = t.member(i);
+        check_name(m.name_off, "member name");
+        check_type(m.type, "a member");
+      }
+      break;
+    case Kind::Enum:
+      for (unsigned i = 0; i < vlen; ++i) check_name(t.enum_value(i).name_off, "enumerator name");
+      break;
+    case Kind::Enum64:
+      for (unsigned i = 0; i < vlen; ++i) check_name(t.enum64_value(i).name_off, "enumerator name");
+      break;
+    case Kind::FuncProto:
+      check_type(t.ref(), "its return type");
+      for (unsigned i = 0; i < vlen; ++i) {
+        const Param prm = t.param(i);
+        check_name(prm.name_off, "parameter name");
+        check_type(prm.type, "a parameter");
+      }
+      break;
+    case Kind::Datasec:
+      for (unsigned i = 0; i < vlen; ++i) check_type(t.secinfo(i).type, "a variable");
+      break;
+    case Kind::Int:
+    case Kind::Fwd:
+    case Kind::Float:
+    case Kind::Unknown:
+      break;
+  }
+}
+
+}  // namespace btfslim

@@ -1,0 +1,342 @@
+// Type selection and the raw and JSON dumps.
+//
+// The raw format is bpftool's (tools/bpf/bpftool/btf.c, dump_btf_type), reproduced byte for byte because
+// it is what people read BTF in and what golden tests diff; the tests hold bpftool 7.1 as the oracle.
+// The JSON mirrors `bpftool -j btf dump`: the same object per type under {"types": [...]}.
+#include "btfslim/dump.h"
+
+#include "btfslim/error.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace btfslim {
+namespace {
+
+std::string_view int_encoding_name(std::uint32_t encoding) {
+  switch (encoding) {
+    case 0: return "(none)";
+    case 1: return "SIGNED";
+    case 2: return "CHAR";
+    case 4: return "BOOL";
+    default: return "UNKN";
+  }
+}
+
+std::string_view linkage_name(std::uint32_t linkage) {
+  switch (linkage) {
+    case 0: return "static";
+    case 1: return "global";
+    case 2: return "extern";
+    default: return "(unknown)";
+  }
+}
+
+bool is_glob(std::string_view pattern) { return pattern.find_first_of("*?[") != std::string_view::npos; }
+
+bool name_matches(std::string_view name, const std::string& pattern) {
+  if (!is_glob(pattern)) return name == pattern;
+  // fnmatch needs a NUL-terminated subject; BTF strings are, so the view's data() is one.
+  return ::fnmatch(pattern.c_str(), name.data(), 0) == 0;
+}
+
+}  // namespace
+
+std::vector<TypeId> parse_id_list(std::string_view text, std::string_view option) {
+  std::vector<TypeId> ids;
+  auto bad = [&] { fail(std::string(option), "'{}' is not a type id list (e.g. 5,7,10-12)", text); };
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string_view item = text.substr(pos, comma - pos);
+    const std::size_t dash = item.find('-');
+    auto number = [&](std::string_view s) {
+      TypeId v = 0;
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (ec != std::errc() || end != s.data() + s.size() || s.empty()) bad();
+      return v;
+    };
+    if (dash == std::string_view::npos) {
+      ids.push_back(number(item));
+    } else {
+      const TypeId lo = number(item.substr(0, dash));
+      const TypeId hi = number(item.substr(dash + 1));
+      if (hi < lo || hi - lo > (1u << 24)) bad();
+      for (TypeId id = lo; id <= hi; ++id) ids.push_back(id);
+    }
+    pos = comma + 1;
+  }
+  return ids;
+}
+
+bool TypeSelection::matches(const Btf& btf, TypeId id) const {
+  const TypeView t = btf.type(id);
+  if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), t.kind()) == kinds.end()) return false;
+  if (!names.empty()) {
+    const std::string_view name = btf.str(t.name_off());
+    bool any = false;
+    for (const auto& pattern : names) any = any || name_matches(name, pattern);
+    if (!any) return false;
+  }
+  return true;
+}
+
+std::vector<TypeId> TypeSelection::resolve(const Btf& btf) const {
+  std::vector<TypeId> out;
+  if (!ids.empty()) {
+    for (const TypeId id : ids) {
+      if (!btf.valid_id(id))
+        fail(btf.name(), "there is no type [{}]: ids run from 1 to {}", id, btf.end_id() - 1);
+      if (matches(btf, id)) out.push_back(id);
+    }
+    return out;
+  }
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id)
+    if (selects_all() || matches(btf, id)) out.push_back(id);
+  return out;
+}
+
+void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
+  const TypeView t = btf.type(id);
+  const Kind kind = t.kind();
+  const unsigned vlen = t.vlen();
+  out.print("[{}] {} '{}'", id, kind_name(kind), name_or_anon(btf, t.name_off()));
+  switch (kind) {
+    case Kind::Int:
+      out.print(" size={} bits_offset={} nr_bits={} encoding={}", t.size(), t.int_offset(), t.int_bits(),
+                int_encoding_name(t.int_encoding()));
+      break;
+    case Kind::Ptr:
+    case Kind::Const:
+    case Kind::Volatile:
+    case Kind::Restrict:
+    case Kind::Typedef:
+    case Kind::TypeTag:
+      out.print(" type_id={}", t.ref());
+      break;
+    case Kind::Array: {
+      const ArrayInfo a = t.array();
+      out.print(" type_id={} index_type_id={} nr_elems={}", a.type, a.index_type, a.nelems);
+      break;
+    }
+    case Kind::Struct:
+    case Kind::Union:
+      out.print(" size={} vlen={}", t.size(), vlen);
+      for (unsigned i = 0; i < vlen; ++i) {
+        const Member m = t.member(i);
+        out.print("\n\t'{}' type_id={} bits_offset={}", name_or_anon(btf, m.name_off), m.type,
+                  t.member_bit_offset(m));
+        if (const auto bits = t.member_bitfield_size(m)) out.print(" bitfield_size={}", bits);
+      }
+      break;
+    case Kind::Enum:
+      out.print(" encoding={} size={} vlen={}", t.kflag() ? "SIGNED" : "UNSIGNED", t.size(), vlen);
+      for (unsigned i = 0; i < vlen; ++i) {
+        const EnumValue v = t.enum_value(i);
+        if (t.kflag())
+          out.print("\n\t'{}' val={}", name_or_anon(btf, v.name_off), static_cast<std::int32_t>(v.value));
+        else
+          out.print("\n\t'{}' val={}", name_or_anon(btf, v.name_off), v.value);
+      }
+      break;
+    case Kind::Enum64:
+      out.print(" encoding={} size={} vlen={}", t.kflag() ? "SIGNED" : "UNSIGNED", t.size(), vlen);
+      for (unsigned i = 0; i < vlen; ++i) {
+        const Enum64Value v = t.enum64_value(i);
+        if (t.kflag())
+          out.print("\n\t'{}' val={}LL", name_or_anon(btf, v.name_off), static_cast<std::int64_t>(v.value));
+        else
+          out.print("\n\t'{}' val={}ULL", name_or_anon(btf, v.name_off), v.value);
+      }
+      break;
+    case Kind::Fwd:
+      out.print(" fwd_kind={}", t.kflag() ? "union" : "struct");
+      break;
+    case Kind::Func:
+      out.print(" type_id={} linkage={}", t.ref(), linkage_name(t.func_linkage()));
+      break;
+    case Kind::FuncProto:
+      out.print(" ret_type_id={} vlen={}", t.ref(), vlen);
+      for (unsigned i = 0; i < vlen; ++i) {
+        const Param p = t.param(i);
+        out.print("\n\t'{}' type_id={}", name_or_anon(btf, p.name_off), p.type);
+      }
+      break;
+    case Kind::Var:
+      out.print(" type_id={}, linkage={}", t.ref(), linkage_name(t.var_linkage()));
+      break;
+    case Kind::Datasec:
+      out.print(" size={} vlen={}", t.size(), vlen);
+      for (unsigned i = 0; i < vlen; ++i) {
+        const VarSecInfo v = t.secinfo(i);
+        out.print("\n\ttype_id={} offset={} size={}", v.type, v.offset, v.size);
+        if (btf.valid_id(v.type)) {
+          const TypeView vt = btf.type(v.type);
+          out.print(" ({} '{}')", kind_name(vt.kind()), name_or_anon(btf, vt.name_off()));
+        }
+      }
+      break;
+    case Kind::Float:
+      out.print(" size={}", t.size());
+      break;
+    case Kind::DeclTag:
+      out.print(" type_id={} component_idx={}", t.ref(), t.decl_tag_component_idx());
+      break;
+    case Kind::Unknown:
+      break;
+  }
+}
+
+void dump_raw(const Btf& btf, const TypeSelection& selection, OutputBuffer& out) {
+  for (const TypeId id : selection.resolve(btf)) {
+    dump_raw_type(btf, id, out);
+    out.put('\n');
+  }
+}
+
+namespace {
+
+void json_type(const Btf& btf, TypeId id, JsonWriter& w) {
+  const TypeView t = btf.type(id);
+  const Kind kind = t.kind();
+  const unsigned vlen = t.vlen();
+  w.begin_object();
+  w.field("id", id);
+  w.field("kind", kind_name(kind));
+  w.field("name", name_or_anon(btf, t.name_off()));
+  switch (kind) {
+    case Kind::Int:
+      w.field("size", t.size());
+      w.field("bits_offset", t.int_offset());
+      w.field("nr_bits", t.int_bits());
+      w.field("encoding", int_encoding_name(t.int_encoding()));
+      break;
+    case Kind::Ptr:
+    case Kind::Const:
+    case Kind::Volatile:
+    case Kind::Restrict:
+    case Kind::Typedef:
+    case Kind::TypeTag:
+      w.field("type_id", t.ref());
+      break;
+    case Kind::Array: {
+      const ArrayInfo a = t.array();
+      w.field("type_id", a.type);
+      w.field("index_type_id", a.index_type);
+      w.field("nr_elems", a.nelems);
+      break;
+    }
+    case Kind::Struct:
+    case Kind::Union:
+      w.field("size", t.size());
+      w.field("vlen", vlen);
+      w.key("members");
+      w.begin_array();
+      for (unsigned i = 0; i < vlen; ++i) {
+        const Member m = t.member(i);
+        w.begin_object();
+        w.field("name", name_or_anon(btf, m.name_off));
+        w.field("type_id", m.type);
+        w.field("bits_offset", t.member_bit_offset(m));
+        if (const auto bits = t.member_bitfield_size(m)) w.field("bitfield_size", bits);
+        w.end_object();
+      }
+      w.end_array();
+      break;
+    case Kind::Enum:
+    case Kind::Enum64:
+      w.field("encoding", t.kflag() ? "SIGNED" : "UNSIGNED");
+      w.field("size", t.size());
+      w.field("vlen", vlen);
+      w.key("values");
+      w.begin_array();
+      for (unsigned i = 0; i < vlen; ++i) {
+        w.begin_object();
+        if (kind == Kind::Enum) {
+          const EnumValue v = t.enum_value(i);
+          w.field("name", name_or_anon(btf, v.name_off));
+          if (t.kflag())
+            w.field("val", static_cast<std::int32_t>(v.value));
+          else
+            w.field("val", v.value);
+        } else {
+          const Enum64Value v = t.enum64_value(i);
+          w.field("name", name_or_anon(btf, v.name_off));
+          if (t.kflag())
+            w.field("val", static_cast<std::int64_t>(v.value));
+          else
+            w.field("val", v.value);
+        }
+        w.end_object();
+      }
+      w.end_array();
+      break;
+    case Kind::Fwd:
+      w.field("fwd_kind", t.kflag() ? "union" : "struct");
+      break;
+    case Kind::Func:
+      w.field("type_id", t.ref());
+      w.field("linkage", linkage_name(t.func_linkage()));
+      break;
+    case Kind::FuncProto:
+      w.field("ret_type_id", t.ref());
+      w.field("vlen", vlen);
+      w.key("params");
+      w.begin_array();
+      for (unsigned i = 0; i < vlen; ++i) {
+        const Param p = t.param(i);
+        w.begin_object();
+        w.field("name", name_or_anon(btf, p.name_off));
+        w.field("type_id", p.type);
+        w.end_object();
+      }
+      w.end_array();
+      break;
+    case Kind::Var:
+      w.field("type_id", t.ref());
+      w.field("linkage", linkage_name(t.var_linkage()));
+      break;
+    case Kind::Datasec:
+      w.field("size", t.size());
+      w.field("vlen", vlen);
+      w.key("vars");
+      w.begin_array();
+      for (unsigned i = 0; i < vlen; ++i) {
+        const VarSecInfo v = t.secinfo(i);
+        w.begin_object();
+        w.field("type_id", v.type);
+        w.field("offset", v.offset);
+        w.field("size", v.size);
+        w.end_object();
+      }
+      w.end_array();
+      break;
+    case Kind::Float:
+      w.field("size", t.size());
+      break;
+    case Kind::DeclTag:
+      w.field("type_id", t.ref());
+      w.field("component_idx", t.decl_tag_component_idx());
+      break;
+    case Kind::Unknown:
+      break;
+  }
+  w.end_object();
+}
+
+}  // namespace
+
+void dump_json(const Btf& btf, const TypeSelection& selection, OutputBuffer& out) {
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("types");
+  w.begin_array();
+  for (const TypeId id : selection.resolve(btf)) json_type(btf, id, w);
+  w.end_array();
+  w.end_object();
+  w.finish();
+}
+
+}  // namespace btfslim

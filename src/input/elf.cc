@@ -1,0 +1,72 @@
+// Finding sections in ELF files with libelf.
+//
+// libelf reads the ELF and section headers of the mapped file (either class, either byte order); the
+// section contents we hand out are spans of that same mapping, bounds-checked against the file, so a
+// 500 MB vmlinux image costs only the pages of its .BTF. A compressed section (SHF_COMPRESSED) is
+// inflated by libelf and lives as long as this ElfFile.
+#include "btfslim/error.h"
+#include "btfslim/input.h"
+
+#include <gelf.h>
+#include <libelf.h>
+
+namespace btfslim {
+
+struct ElfFile::Impl {
+  Elf* elf = nullptr;
+  std::size_t shstrndx = 0;
+  ~Impl() {
+    if (elf) elf_end(elf);
+  }
+};
+
+bool ElfFile::has_elf_magic(std::span<const std::uint8_t> bytes) {
+  return bytes.size() >= 4 && bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F';
+}
+
+ElfFile::ElfFile(std::shared_ptr<const FileBytes> file) : file_(std::move(file)), impl_(std::make_unique<Impl>()) {
+  static const bool initialized = elf_version(EV_CURRENT) != EV_NONE;
+  if (!initialized) fail(path(), "libelf is too old");
+  auto bytes = file_->bytes();
+  // elf_memory takes a non-const image; FileBytes maps copy-on-write, so a fix-up cannot reach the file.
+  impl_->elf = elf_memory(reinterpret_cast<char*>(const_cast<std::uint8_t*>(bytes.data())), bytes.size());
+  if (!impl_->elf || elf_kind(impl_->elf) != ELF_K_ELF) fail(path(), "not a valid ELF file: {}", elf_errmsg(-1));
+  GElf_Ehdr ehdr;
+  if (!gelf_getehdr(impl_->elf, &ehdr)) fail(path(), "invalid ELF header: {}", elf_errmsg(-1));
+  if (elf_getshdrstrndx(impl_->elf, &impl_->shstrndx) != 0)
+    fail(path(), "invalid ELF section name table: {}", elf_errmsg(-1));
+}
+
+ElfFile::~ElfFile() = default;
+
+std::optional<std::span<const std::uint8_t>> ElfFile::section(std::string_view name) const {
+  const auto bytes = file_->bytes();
+  elf_errno();  // clear a stale error so that the check after the loop sees only this walk's
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
+    const char* sname = elf_strptr(impl_->elf, impl_->shstrndx, shdr.sh_name);
+    if (!sname || name != sname) continue;
+    if (shdr.sh_type == SHT_NOBITS) fail(path(), "section {} has no contents (SHT_NOBITS)", name);
+    if (shdr.sh_flags & SHF_COMPRESSED) {
+      if (elf_compress(scn, 0, 0) < 0) fail(path(), "cannot decompress section {}: {}", name, elf_errmsg(-1));
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (!data || (!data->d_buf && data->d_size))
+        fail(path(), "cannot read section {}: {}", name, elf_errmsg(-1));
+      return std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(data->d_buf), data->d_size);
+    }
+    if (shdr.sh_offset > bytes.size() || shdr.sh_size > bytes.size() - shdr.sh_offset)
+      fail(path(), "section {} [{}, +{}) lies past the end of the file ({} bytes)", name, shdr.sh_offset,
+           shdr.sh_size, bytes.size());
+    return bytes.subspan(shdr.sh_offset, shdr.sh_size);
+  }
+  if (elf_errno() != 0) fail(path(), "invalid ELF section table: {}", elf_errmsg(-1));
+  return std::nullopt;
+}
+
+bool ElfFile::is_kernel_module() const {
+  return section(".modinfo").has_value() || section(".gnu.linkonce.this_module").has_value();
+}
+
+}  // namespace btfslim

@@ -1,0 +1,113 @@
+// Mapping input files.
+//
+// A regular file is mapped private and copy-on-write (libelf may fix up headers in place; nothing of ours
+// writes). sysfs refuses writable mappings, so a read-only mapping is tried next, and files that cannot be
+// mapped at all (pipes, older kernels' /sys/kernel/btf) are read once into memory, with a cap so that an
+// endless stream cannot exhaust memory.
+#include "btfslim/error.h"
+#include "btfslim/input.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace btfslim {
+namespace {
+
+constexpr std::size_t kMaxReadBytes = std::size_t{1} << 30;
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string errno_text(int err) {
+  switch (err) {
+    case ENOENT: return "no such file";
+    case EACCES: return "permission denied";
+    case EISDIR: return "is a directory";
+    default: return std::strerror(err);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) fail(path, "cannot open: {}", errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail(path, "cannot stat: {}", errno_text(errno));
+  if (S_ISDIR(st.st_mode)) fail(path, "is a directory, not a BTF or ELF file");
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) fail(path, "is not a regular file");
+
+  std::shared_ptr<FileBytes> file(new FileBytes());
+  file->path_ = path;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
+    if (p == MAP_FAILED) p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (p != MAP_FAILED) {
+      file->data_ = static_cast<const std::uint8_t*>(p);
+      file->size_ = size;
+      file->mapped_ = true;
+      return file;
+    }
+  }
+
+  // Read it once. st_size is only a hint here (0 for pipes and some pseudo files).
+  std::size_t capacity = st.st_size > 0 ? static_cast<std::size_t>(st.st_size) + 1 : 1 << 16;
+  auto* buf = static_cast<std::uint8_t*>(std::malloc(capacity));
+  if (!buf) fail(path, "out of memory reading {} bytes", capacity);
+  std::size_t used = 0;
+  for (;;) {
+    if (used == capacity) {
+      if (capacity >= kMaxReadBytes) {
+        std::free(buf);
+        fail(path, "larger than {} bytes when read as a stream", kMaxReadBytes);
+      }
+      capacity *= 2;
+      auto* grown = static_cast<std::uint8_t*>(std::realloc(buf, capacity));
+      if (!grown) {
+        std::free(buf);
+        fail(path, "out of memory reading {} bytes", capacity);
+      }
+      buf = grown;
+    }
+    const ssize_t n = ::read(fd.get(), buf + used, capacity - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      std::free(buf);
+      fail(path, "read error: {}", errno_text(err));
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  file->data_ = buf;
+  file->size_ = used;
+  if (used == 0) fail(path, "empty file");
+  return file;
+}
+
+FileBytes::~FileBytes() {
+  if (mapped_)
+    ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  else
+    std::free(const_cast<std::uint8_t*>(data_));
+}
+
+}  // namespace btfslim

@@ -1,0 +1,176 @@
+// The buffered stdout writer, the streaming JSON writer and size formatting.
+#include "btfslim/error.h"
+#include "btfslim/output.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace btfslim {
+
+OutputBuffer::~OutputBuffer() {
+  try {
+    flush();
+  } catch (...) {
+  }
+}
+
+void OutputBuffer::flush() {
+  const char* p = buf_.data();
+  std::size_t left = buf_.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      buf_.clear();
+      fail(name_, "write error: {}", std::strerror(err));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  buf_.clear();
+}
+
+void append_json_string(fmt::memory_buffer& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out.append(std::string_view("\\\"")); break;
+      case '\\': out.append(std::string_view("\\\\")); break;
+      case '\n': out.append(std::string_view("\\n")); break;
+      case '\t': out.append(std::string_view("\\t")); break;
+      case '\r': out.append(std::string_view("\\r")); break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          // BTF strings are bytes, not necessarily UTF-8: escape anything outside printable ASCII as
+          // \u00XX so that the document is always valid JSON.
+          const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+          out.append(esc, esc + sizeof esc);
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void JsonWriter::separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!has_items_.empty()) {
+    if (has_items_.back()) out_.put(',');
+    has_items_.back() = true;
+  }
+}
+
+void JsonWriter::begin_object() {
+  separate();
+  out_.put('{');
+  has_items_.push_back(false);
+}
+void JsonWriter::end_object() {
+  has_items_.pop_back();
+  out_.put('}');
+}
+void JsonWriter::begin_array() {
+  separate();
+  out_.put('[');
+  has_items_.push_back(false);
+}
+void JsonWriter::end_array() {
+  has_items_.pop_back();
+  out_.put(']');
+}
+void JsonWriter::key(std::string_view k) {
+  separate();
+  append_json_string(out_.buffer(), k);
+  out_.put(':');
+  after_key_ = true;
+}
+void JsonWriter::value(std::string_view s) {
+  separate();
+  append_json_string(out_.buffer(), s);
+  out_.flush_if_needed();
+}
+void JsonWriter::value(std::uint64_t v) {
+  separate();
+  out_.print("{}", v);
+}
+void JsonWriter::value(std::int64_t v) {
+  separate();
+  out_.print("{}", v);
+}
+void JsonWriter::value(double v) {
+  separate();
+  if (std::isfinite(v))
+    out_.print("{}", v);
+  else
+    out_.write("null");
+}
+void JsonWriter::value(bool v) {
+  separate();
+  out_.write(v ? "true" : "false");
+}
+
+std::string human_size(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const bool negative = bytes < 0;
+  double v = std::fabs(bytes);
+  int unit = 0;
+  while (v >= 1024 && unit < 4) {
+    v /= 1024;
+    ++unit;
+  }
+  std::string s;
+  if (unit == 0)
+    s = fmt::format("{:.0f} B", v);
+  else if (v < 10)
+    s = fmt::format("{:.2f} {}", v, kUnits[unit]);
+  else if (v < 100)
+    s = fmt::format("{:.1f} {}", v, kUnits[unit]);
+  else
+    s = fmt::format("{:.0f} {}", v, kUnits[unit]);
+  return negative ? "-" + s : s;
+}
+
+}  // namespace btfslim
+
+namespace btfslim {
+
+std::vector<std::uint64_t> round_to_total(const std::vector<double>& parts, std::uint64_t total) {
+  std::vector<std::uint64_t> out(parts.size());
+  std::vector<std::pair<double, std::size_t>> remainders;
+  remainders.reserve(parts.size());
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const double whole = std::floor(parts[i]);
+    out[i] = static_cast<std::uint64_t>(whole);
+    sum += out[i];
+    remainders.emplace_back(parts[i] - whole, i);
+  }
+  // Ties go to the earlier part so that the result does not depend on sort stability.
+  std::sort(remainders.begin(), remainders.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  for (std::size_t k = 0; sum < total && k < remainders.size(); ++k, ++sum) ++out[remainders[k].second];
+  return out;
+}
+
+std::string with_commas(std::uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+}  // namespace btfslim
