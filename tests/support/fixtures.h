@@ -1,0 +1,22 @@
+// BTF inputs the tests build themselves with libbpf's btf__add_* (no checked-in blobs).
+#pragma once
+
+#include <string>
+
+namespace btfslim::test {
+
+// Raw BTF with at least one type of every kind 1..19, bitfields, signed and unsigned enums, anonymous
+// members, a function with parameters, a datasec with variables and decl tags on a member and a param.
+std::string all_kinds_btf(bool big_endian = false);
+
+// A small, valid raw BTF (a few types) for byte-level mutation tests.
+std::string small_btf();
+
+// A base BTF and a split BTF on it whose types refer to base types and strings.
+struct SplitPair {
+  std::string base;
+  std::string split;
+};
+SplitPair split_btf(bool big_endian = false);
+
+}  // namespace btfslim::test

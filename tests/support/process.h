@@ -1,0 +1,49 @@
+// Running the real btfslim binary (and oracles such as bpftool) from tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace btfslim::test {
+
+struct RunResult {
+  int status = -1;  // exit status, or 128 + signal number
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] (looked up in PATH) with the arguments, capturing stdout and stderr.
+RunResult run(const std::vector<std::string>& argv);
+// Runs the btfslim binary under test with these arguments.
+RunResult btfslim(const std::vector<std::string>& args);
+// True when `program` is on PATH.
+bool have(const std::string& program);
+
+// Paths set by meson for the build under test.
+std::string btfslim_path();
+std::string build_data_dir();   // compiled test inputs (BPF objects, pahole ELF)
+std::string source_data_dir();  // tests/ in the source tree
+
+// A fresh directory removed with everything in it when the object goes.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
+// Where the running kernel's BTF is, or "" when this machine has none (tests then skip visibly).
+std::string running_vmlinux();
+// Prints a visible skip line (counted by scripts/test.sh) and returns.
+void skip(const std::string& why);
+
+}  // namespace btfslim::test
