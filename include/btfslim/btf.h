@@ -130,7 +130,7 @@ class TypeView {
   TypeId ref() const { return order_.u32(p_ + 8); }
 
   // The 12-byte header plus the kind's trailing data.
-  std::uint32_t record_size() const;
+  inline std::uint32_t record_size() const;
 
   std::uint32_t int_data() const { return u32_at(0); }
   std::uint32_t int_encoding() const { return (int_data() >> 24) & 0x0f; }
@@ -159,8 +159,28 @@ class TypeView {
   ByteOrder order_;
 };
 
+// Trailing bytes per kind: a fixed size, or a size per vlen entry. Kind 0 and kinds past kMaxKind are
+// unknown (both zero).
+struct TrailingLayout {
+  std::uint8_t fixed;
+  std::uint8_t per_entry;
+};
+inline constexpr TrailingLayout kTrailing[kMaxKind + 1] = {
+    {0, 0},  {4, 0},  {0, 0}, {12, 0}, {0, 12}, {0, 12}, {0, 8},  {0, 0}, {0, 0}, {0, 0},
+    {0, 0},  {0, 0},  {0, 0}, {0, 8},  {4, 0},  {0, 12}, {0, 0},  {4, 0}, {0, 0}, {0, 12},
+};
+
 // Size of the trailing data for a kind with `vlen` entries, or nullopt for an unknown kind.
-std::optional<std::uint32_t> trailing_size(Kind kind, std::uint32_t vlen);
+inline std::optional<std::uint32_t> trailing_size(Kind kind, std::uint32_t vlen) {
+  const auto k = static_cast<unsigned>(kind);
+  if (k == 0 || k > kMaxKind) return std::nullopt;
+  return kTrailing[k].fixed + kTrailing[k].per_entry * vlen;
+}
+
+std::uint32_t TypeView::record_size() const {
+  const TrailingLayout l = kTrailing[static_cast<unsigned>(kind()) <= kMaxKind ? static_cast<unsigned>(kind()) : 0];
+  return kTypeHeaderSize + l.fixed + l.per_entry * vlen();
+}
 
 class Btf {
  public:
@@ -239,6 +259,46 @@ void for_each_name_ref(const TypeView& t, Fn&& fn) {
       break;
     case Kind::FuncProto:
       for (unsigned i = 0; i < vlen; ++i) fn(t.param(i).name_off);
+      break;
+    default:
+      break;
+  }
+}
+
+// Calls fn(type_id) for every type id a record refers to (0 for void included): the referenced type of
+// modifiers, typedefs, pointers, funcs, vars and tags; array element and index types; member,
+// parameter, return and variable types.
+template <typename Fn>
+void for_each_type_ref(const TypeView& t, Fn&& fn) {
+  const unsigned vlen = t.vlen();
+  switch (t.kind()) {
+    case Kind::Ptr:
+    case Kind::Typedef:
+    case Kind::Volatile:
+    case Kind::Const:
+    case Kind::Restrict:
+    case Kind::Func:
+    case Kind::Var:
+    case Kind::TypeTag:
+    case Kind::DeclTag:
+      fn(t.ref());
+      break;
+    case Kind::Array: {
+      const ArrayInfo a = t.array();
+      fn(a.type);
+      fn(a.index_type);
+      break;
+    }
+    case Kind::Struct:
+    case Kind::Union:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.member(i).type);
+      break;
+    case Kind::FuncProto:
+      fn(t.ref());
+      for (unsigned i = 0; i < vlen; ++i) fn(t.param(i).type);
+      break;
+    case Kind::Datasec:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.secinfo(i).type);
       break;
     default:
       break;

@@ -11,6 +11,8 @@
 #pragma once
 
 #include "btfslim/btf.h"
+#include "btfslim/graph.h"
+#include "btfslim/kernel_memory.h"
 
 #include <array>
 #include <cstdint>
@@ -45,5 +47,20 @@ struct FileFootprint {
 };
 
 FileFootprint measure_file(const Btf& btf);
+FileFootprint measure_file(const Btf& btf, const StringAttribution& strings);
+
+// Everything `measure` knows about each own type (arrays indexed by node = id - first_id()).
+// own = record + string share; retained = own summed over the dominator subtree (graph.h).
+struct Footprint {
+  StringAttribution strings;
+  FileFootprint file;
+  std::vector<double> own;
+  TypeGraph graph;
+  DominatorTree dominators;
+  std::vector<double> retained;
+  KernelMemory kernel;
+
+  explicit Footprint(const Btf& btf);
+};
 
 }  // namespace btfslim

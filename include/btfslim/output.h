@@ -96,3 +96,12 @@ std::vector<std::uint64_t> round_to_total(const std::vector<double>& parts, std:
 std::string with_commas(std::uint64_t n);
 
 }  // namespace btfslim
+
+namespace btfslim {
+
+// Writes `bytes` to `path` through a temporary file in the same directory that is renamed into place
+// only once complete; "-" means stdout. On any failure the temporary is removed, an existing file at
+// `path` is left as it was, and an InputError names `path`.
+void write_file_atomically(const std::string& path, std::string_view bytes);
+
+}  // namespace btfslim

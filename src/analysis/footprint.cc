@@ -5,6 +5,7 @@
 // allocation, two linear passes over the types and one over the strings.
 #include "btfslim/footprint.h"
 
+#include <cstring>
 #include <unordered_map>
 
 namespace btfslim {
@@ -47,8 +48,32 @@ StringAttribution attribute_strings(const Btf& btf) {
       if (own(off)) counts.add(off - base);
     });
 
-  // A referenced string's extent: to its NUL, or up to the next referenced offset inside it.
-  auto extent = [&](std::uint32_t i) {
+  // A referenced string's extent: to its NUL, or up to the next referenced offset inside it. The sweep
+  // over the section finds whether any string has such an interior reference at all; pahole and libbpf
+  // never write one, so the per-reference extent is then just strlen + 1.
+  const char* chars = reinterpret_cast<const char*>(strings.data());
+  bool interior_refs = false;
+  for (std::uint32_t i = 0; i < len;) {
+    if (!counts.any(i)) {
+      ++out.unreferenced_bytes;
+      ++i;
+      continue;
+    }
+    std::uint32_t j = i;
+    while (strings[j] != 0) {
+      ++j;
+      if (counts.any(j)) break;
+    }
+    if (strings[j] != 0) {
+      interior_refs = true;
+    } else {
+      ++j;
+    }
+    out.referenced_bytes += j - i;
+    i = j;
+  }
+  auto extent = [&](std::uint32_t i) -> std::uint32_t {
+    if (!interior_refs) return static_cast<std::uint32_t>(std::strlen(chars + i)) + 1;
     std::uint32_t j = i;
     while (strings[j] != 0) {
       ++j;
@@ -66,21 +91,12 @@ StringAttribution attribute_strings(const Btf& btf) {
     });
     out.per_type[id - btf.first_id()] = share;
   }
-
-  for (std::uint32_t i = 0; i < len;) {
-    if (counts.any(i)) {
-      const std::uint32_t n = extent(i);
-      out.referenced_bytes += n;
-      i += n;
-    } else {
-      ++out.unreferenced_bytes;
-      ++i;
-    }
-  }
   return out;
 }
 
-FileFootprint measure_file(const Btf& btf) {
+FileFootprint measure_file(const Btf& btf) { return measure_file(btf, attribute_strings(btf)); }
+
+FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) {
   FileFootprint f;
   const Header& h = btf.header();
   f.file_bytes = btf.raw().size();
@@ -90,7 +106,6 @@ FileFootprint measure_file(const Btf& btf) {
   f.gap_bytes = f.file_bytes - f.header_bytes - f.type_bytes - f.string_bytes;
   f.type_count = btf.own_count();
 
-  const StringAttribution strings = attribute_strings(btf);
   f.referenced_string_bytes = strings.referenced_bytes;
   f.unreferenced_string_bytes = strings.unreferenced_bytes;
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
@@ -101,6 +116,20 @@ FileFootprint measure_file(const Btf& btf) {
     k.string_bytes += strings.per_type[id - btf.first_id()];
   }
   return f;
+}
+
+Footprint::Footprint(const Btf& btf)
+    : strings(attribute_strings(btf)),
+      file(measure_file(btf, strings)),
+      graph(btf),
+      dominators(compute_dominators(graph)),
+      kernel(kernel_memory(btf)) {
+  own.resize(btf.own_count());
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    const std::uint32_t node = id - btf.first_id();
+    own[node] = btf.type(id).record_size() + strings.per_type[node];
+  }
+  retained = retained_sizes(dominators, own);
 }
 
 }  // namespace btfslim

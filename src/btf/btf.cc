@@ -44,43 +44,6 @@ std::optional<Kind> parse_kind(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<std::uint32_t> trailing_size(Kind kind, std::uint32_t vlen) {
-  switch (kind) {
-    case Kind::Ptr:
-    case Kind::Fwd:
-    case Kind::Typedef:
-    case Kind::Volatile:
-    case Kind::Const:
-    case Kind::Restrict:
-    case Kind::Func:
-    case Kind::Float:
-    case Kind::TypeTag:
-      return 0;
-    case Kind::Int:
-    case Kind::Var:
-    case Kind::DeclTag:
-      return 4;
-    case Kind::Array:
-      return 12;
-    case Kind::Struct:
-    case Kind::Union:
-    case Kind::Datasec:
-    case Kind::Enum64:
-      return 12 * vlen;
-    case Kind::Enum:
-    case Kind::FuncProto:
-      return 8 * vlen;
-    case Kind::Unknown:
-      break;
-  }
-  return std::nullopt;
-}
-
-std::uint32_t TypeView::record_size() const {
-  // Records come from a validated Btf, so the kind is known.
-  return kTypeHeaderSize + trailing_size(kind(), vlen()).value_or(0);
-}
-
 bool Btf::big_endian() const {
   const bool host_big = std::endian::native == std::endian::big;
   return order_.swapped() != host_big;

@@ -1,9 +1,12 @@
-// `btfslim measure`: where the bytes of a BTF go, per kind, adding up to the blob's size.
+// `btfslim measure`: where the bytes of a BTF go, what each type pulls in and keeps alive, and what
+// the kernel keeps in memory for it.
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/footprint.h"
 #include "btfslim/input.h"
-#include "btfslim/output.h"
+#include "btfslim/report.h"
+
+#include <dirent.h>
 
 #include <algorithm>
 
@@ -13,108 +16,105 @@ namespace {
 struct MeasureArgs {
   InputArgs in;
   std::string format = "table";
+  std::string by = "default";
+  std::string sort = "retained";
+  std::size_t top = 20;
+  bool all = false;
+  bool closure = false;
+  std::vector<std::string> kinds;
+  std::vector<std::string> names;
+  std::string type;
+  std::vector<std::string> without;
+  std::string kernel_model = "builtin";
+  std::string resident_base;
+  std::vector<std::string> modules;
+  bool modules_given = false;
+  std::string svg;
 };
 
-struct Row {
-  std::string label;
-  std::uint64_t count = 0;
-  std::uint64_t records = 0;
-  std::uint64_t strings = 0;
-  std::uint64_t total() const { return records + strings; }
-};
-
-// Per-kind rows (largest first), then the bytes no type owns; the TOTAL is the blob size.
-std::vector<Row> rows_of(const FileFootprint& f) {
-  std::vector<double> shares;
-  std::vector<unsigned> kinds;
-  for (unsigned k = 1; k <= kMaxKind; ++k) {
-    if (f.kinds[k].count == 0) continue;
-    kinds.push_back(k);
-    shares.push_back(f.kinds[k].string_bytes);
-  }
-  const auto strings = round_to_total(shares, f.referenced_string_bytes);
-  std::vector<Row> rows;
-  for (std::size_t i = 0; i < kinds.size(); ++i) {
-    const KindFootprint& k = f.kinds[kinds[i]];
-    rows.push_back({std::string(kind_name(static_cast<Kind>(kinds[i]))), k.count, k.record_bytes, strings[i]});
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.total() > b.total(); });
-  rows.push_back({"[header]", 0, f.header_bytes, 0});
-  rows.push_back({"[unreferenced strings]", 0, 0, f.unreferenced_string_bytes});
-  if (f.gap_bytes) rows.push_back({"[gaps]", 0, f.gap_bytes, 0});
-  return rows;
+Format parse_format(const std::string& f) {
+  return f == "json" ? Format::Json : f == "csv" ? Format::Csv : Format::Table;
 }
 
-void print_table(const Btf& btf, const FileFootprint& f, OutputBuffer& out) {
-  out.print("{}: {}BTF, {}, {} types{}\n", btf.name(), btf.is_split() ? "split " : "",
-            btf.big_endian() ? "big-endian" : "little-endian", with_commas(f.type_count),
-            btf.is_split() ? fmt::format(" on {} ({} types)", btf.base()->name(), with_commas(btf.first_id() - 1))
-                           : "");
-  out.print("header {}, types {}, strings {}: {} ({} bytes)\n\n", human_size(f.header_bytes),
-            human_size(f.type_bytes), human_size(f.string_bytes), human_size(f.file_bytes),
-            with_commas(f.file_bytes));
-  out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>8}\n", "KIND", "COUNT", "RECORDS", "STRINGS", "TOTAL", "%");
-  auto pct = [&](std::uint64_t v) { return f.file_bytes ? 100.0 * static_cast<double>(v) / f.file_bytes : 0.0; };
-  for (const Row& r : rows_of(f)) {
-    out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", r.label, r.count ? with_commas(r.count) : "",
-              r.records ? human_size(r.records) : "", r.strings ? human_size(r.strings) : "",
-              human_size(r.total()), pct(r.total()));
+std::vector<Kind> parse_kinds(const std::vector<std::string>& names, std::string_view option) {
+  std::vector<Kind> kinds;
+  for (const auto& k : names) {
+    const auto kind = parse_kind(k);
+    if (!kind) fail(std::string(option), "unknown kind '{}' (e.g. struct, func, func_proto, decl_tag)", k);
+    kinds.push_back(*kind);
   }
-  out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", "TOTAL", with_commas(f.type_count),
-            human_size(f.type_bytes + f.header_bytes + f.gap_bytes),
-            human_size(f.string_bytes), human_size(f.file_bytes), pct(f.file_bytes));
+  return kinds;
 }
 
-void print_csv(const FileFootprint& f, OutputBuffer& out) {
-  out.write("row,count,record_bytes,string_bytes,total_bytes\n");
-  for (const Row& r : rows_of(f))
-    out.print("{},{},{},{},{}\n", r.label, r.count, r.records, r.strings, r.total());
-  out.print("TOTAL,{},{},{},{}\n", f.type_count, f.type_bytes + f.header_bytes + f.gap_bytes, f.string_bytes,
-            f.file_bytes);
+// Module BTFs named on the command line, or every module under /sys/kernel/btf, sorted by name.
+std::vector<std::string> module_paths(const std::vector<std::string>& given) {
+  if (!given.empty()) return given;
+  std::vector<std::string> paths;
+  const std::string dir(kSysBtfDir);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) fail(dir, "cannot list module BTFs: the running kernel has no /sys/kernel/btf; name module files instead");
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != ".." && name != "vmlinux") paths.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  std::sort(paths.begin(), paths.end());
+  return paths;
 }
 
-void print_json(const Btf& btf, const FileFootprint& f, OutputBuffer& out) {
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("input", btf.name());
-  w.field("split", btf.is_split());
-  if (btf.is_split()) w.field("base", btf.base()->name());
-  w.field("byte_order", btf.big_endian() ? "big" : "little");
-  w.field("file_bytes", f.file_bytes);
-  w.field("header_bytes", f.header_bytes);
-  w.field("type_bytes", f.type_bytes);
-  w.field("string_bytes", f.string_bytes);
-  w.field("referenced_string_bytes", f.referenced_string_bytes);
-  w.field("unreferenced_string_bytes", f.unreferenced_string_bytes);
-  w.field("gap_bytes", f.gap_bytes);
-  w.field("type_count", f.type_count);
-  w.key("kinds");
-  w.begin_array();
-  for (unsigned k = 1; k <= kMaxKind; ++k) {
-    const KindFootprint& kf = f.kinds[k];
-    if (kf.count == 0) continue;
-    w.begin_object();
-    w.field("kind", kind_name(static_cast<Kind>(k)));
-    w.field("count", kf.count);
-    w.field("record_bytes", kf.record_bytes);
-    w.field("string_bytes", kf.string_bytes);
-    w.end_object();
+void run_modules(const MeasureArgs& args, Format format, OutputBuffer& out) {
+  std::vector<std::string> files = module_paths(args.modules);
+  if (!args.in.input.empty()) files.insert(files.begin(), args.in.input);
+  std::shared_ptr<const Btf> base;
+  if (!args.in.base.empty()) base = load_btf(args.in.base);
+  std::vector<std::shared_ptr<const Btf>> modules;
+  for (const auto& f : files) {
+    if (base)
+      modules.push_back(load_btf_file(resolve_input(f).path, base));
+    else
+      modules.push_back(load_btf(f));
+    if (!modules.back()->is_split()) fail(f, "is not a module's (split) BTF; pass --base for module files");
   }
-  w.end_array();
-  w.end_object();
-  w.finish();
+  print_modules(modules, format, args.all ? SIZE_MAX : args.top, out);
 }
 
 void run_measure(const MeasureArgs& args) {
-  const auto btf = load_btf(args.in.input, {args.in.base});
-  const FileFootprint f = measure_file(*btf);
+  const Format format = parse_format(args.format);
   OutputBuffer out;
-  if (args.format == "json")
-    print_json(*btf, f, out);
-  else if (args.format == "csv")
-    print_csv(f, out);
+  if (args.modules_given) {
+    run_modules(args, format, out);
+    out.flush();
+    return;
+  }
+
+  MeasureOptions o;
+  o.format = format;
+  o.by = args.by == "kind"     ? MeasureBy::Kind
+         : args.by == "type"   ? MeasureBy::Type
+         : args.by == "prefix" ? MeasureBy::Prefix
+                               : MeasureBy::KindsAndTypes;
+  o.sort = args.sort == "own" ? MeasureSort::Own : MeasureSort::Retained;
+  o.top = args.top;
+  o.all = args.all;
+  o.closure_all = args.closure;
+  o.filter.kinds = parse_kinds(args.kinds, "--kind");
+  o.filter.names = args.names;
+  const auto without = parse_kinds(args.without, "--without");
+  o.delivery.enabled = args.kernel_model == "module";
+  if (!args.resident_base.empty()) {
+    if (!o.delivery.enabled) fail("--resident-base", "goes with --kernel-model module");
+    o.delivery.resident_base = load_btf(args.resident_base);
+  }
+
+  const auto btf = load_btf(args.in.input, {args.in.base});
+  const Footprint fp(*btf);
+  if (!args.svg.empty()) write_file_atomically(args.svg, render_svg(*btf, fp));
+  if (!args.type.empty())
+    print_type_detail(*btf, fp, args.type, format, out);
+  else if (!without.empty())
+    print_without(*btf, fp, without, format, out);
   else
-    print_table(*btf, f, out);
+    print_measure(*btf, fp, o, out);
   out.flush();
 }
 
@@ -122,10 +122,35 @@ void run_measure(const MeasureArgs& args) {
 
 void register_measure(CLI::App& app) {
   auto args = std::make_shared<MeasureArgs>();
-  CLI::App* cmd = app.add_subcommand("measure", "where the bytes of a BTF go: header, types and strings by kind");
+  CLI::App* cmd = app.add_subcommand(
+      "measure", "where the bytes of a BTF go: by kind and by type, what each pulls in and keeps alive, kernel memory");
   add_input_options(*cmd, args->in);
   cmd->add_option("--format,-f", args->format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->callback([args] { run_measure(*args); });
+  cmd->add_option("--by", args->by, "kind, type or prefix (default: kinds, then the top types)")
+      ->check(CLI::IsMember({"default", "kind", "type", "prefix"}));
+  cmd->add_option("--sort", args->sort, "rank types by own or retained bytes (default retained)")
+      ->check(CLI::IsMember({"own", "retained"}));
+  cmd->add_option("-n,--top", args->top, "show this many types; the rest fold into [N others] (default 20)");
+  cmd->add_flag("--all", args->all, "list every type (JSON: all types; closure only with --closure)");
+  cmd->add_flag("--closure", args->closure, "with --all: compute closure bytes for every listed type (slow)");
+  cmd->add_option("--kind", args->kinds, "only types of these kinds")->delimiter(',');
+  cmd->add_option("--name", args->names, "only types whose name matches this glob");
+  cmd->add_option("--type", args->type, "one type in detail: NAME, 'struct NAME' or an id");
+  cmd->add_option("--without", args->without, "what the BTF weighs without these kinds and what only they keep alive")
+      ->delimiter(',');
+  cmd->add_option("--kernel-model", args->kernel_model,
+                  "builtin (vmlinux BTF in the image) or module (vmlinux BTF delivered as a module)")
+      ->check(CLI::IsMember({"builtin", "module"}));
+  cmd->add_option("--resident-base", args->resident_base,
+                  "with --kernel-model module: a small base that stays resident (e.g. from btfslim minimize)");
+  cmd->add_option("--modules", args->modules,
+                  "compare module BTFs: these files, or every module under /sys/kernel/btf")
+      ->expected(0, -1);
+  cmd->add_option("--svg", args->svg, "also write an icicle picture of the dominator tree to this file");
+  cmd->callback([args, cmd] {
+    args->modules_given = cmd->count("--modules") > 0;
+    run_measure(*args);
+  });
 }
 
 }  // namespace btfslim::cli

@@ -1,0 +1,65 @@
+// The type-reference graph and its dominator tree: what refers to what, and what keeps what alive.
+//
+// Nodes are a BTF's own types (node i is type first_id() + i). An edge u -> v means "u needs v": a
+// pointer its target, a struct its members' types, a func its prototype. A DECL_TAG is the exception:
+// it annotates its target and is gone when the target is, so its edge runs target -> tag. References
+// to void and, for split BTF, into the base are not nodes; base references are counted.
+//
+// The dominator tree hangs every node under a virtual root that points at each node nothing refers to
+// (and, to reach cycles nothing outside refers to, at the lowest-numbered node of each). A node's
+// dominator subtree is exactly what the BTF would lose if the node were removed together with
+// everything only reachable through it: summing own bytes over it gives the node's retained bytes.
+#pragma once
+
+#include "btfslim/btf.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace btfslim {
+
+class TypeGraph {
+ public:
+  explicit TypeGraph(const Btf& btf);
+
+  std::uint32_t node_count() const { return static_cast<std::uint32_t>(succ_start_.size() - 1); }
+  std::span<const std::uint32_t> successors(std::uint32_t node) const {
+    return {succ_.data() + succ_start_[node], succ_.data() + succ_start_[node + 1]};
+  }
+  std::span<const std::uint32_t> predecessors(std::uint32_t node) const {
+    return {pred_.data() + pred_start_[node], pred_.data() + pred_start_[node + 1]};
+  }
+  std::uint64_t edge_count() const { return succ_.size(); }
+  std::uint64_t base_edge_count() const { return base_edges_; }
+
+ private:
+  std::vector<std::uint32_t> succ_start_, succ_, pred_start_, pred_;
+  std::uint64_t base_edges_ = 0;
+};
+
+inline constexpr std::uint32_t kVirtualRoot = 0xffffffffu;
+
+struct DominatorTree {
+  std::vector<std::uint32_t> idom;      // per node: its immediate dominator node, or kVirtualRoot
+  std::vector<std::uint32_t> preorder;  // every node, in depth-first preorder from the virtual root
+  std::vector<std::uint32_t> roots;     // the nodes the virtual root points at
+};
+
+// Semi-NCA (Georgiadis, Tarjan, Werneck): near-linear, iterative (no recursion on deep chains).
+DominatorTree compute_dominators(const TypeGraph& graph);
+
+// Sums `own` over each node's dominator subtree.
+std::vector<double> retained_sizes(const DominatorTree& tree, std::span<const double> own);
+
+// Everything reachable from `node` (itself included), by own bytes; `visited` is scratch of
+// node_count() entries whose values are reused across calls through `epoch` (no clearing).
+// Nodes reachable from the roots without entering a node for which excluded(node) is true: what a BTF
+// keeps when those nodes go (with everything only they kept alive).
+std::vector<bool> reachable_without(const TypeGraph& graph, const DominatorTree& tree,
+                                    const std::vector<bool>& excluded);
+
+double closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const double> own,
+                    std::vector<std::uint32_t>& visited, std::uint32_t epoch, std::uint32_t* count = nullptr);
+
+}  // namespace btfslim

@@ -1,0 +1,418 @@
+// Printing `btfslim measure`: the per-kind roll-up, the top types, prefixes, and the kernel's memory.
+//
+// Every table ends in a TOTAL equal to the blob's size: whatever a view leaves out is folded into rows
+// such as "[N others]", "[header]" and "[unreferenced strings]", never dropped. Fractional string shares
+// are rounded so that the printed integers still add up (round_to_total). Retained and closure columns
+// overlap between rows by nature and are not summed.
+#include "btfslim/error.h"
+#include "btfslim/kernel_memory.h"
+#include "btfslim/report.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+namespace btfslim {
+namespace {
+
+struct KindRow {
+  std::string label;
+  std::uint64_t count = 0;
+  std::uint64_t records = 0;
+  std::uint64_t strings = 0;
+  std::uint64_t total() const { return records + strings; }
+};
+
+// Per-kind rows (largest first), then the bytes no type owns; together they make the blob size.
+std::vector<KindRow> kind_rows(const FileFootprint& f) {
+  std::vector<double> shares;
+  std::vector<unsigned> kinds;
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    if (f.kinds[k].count == 0) continue;
+    kinds.push_back(k);
+    shares.push_back(f.kinds[k].string_bytes);
+  }
+  const auto strings = round_to_total(shares, f.referenced_string_bytes);
+  std::vector<KindRow> rows;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const KindFootprint& k = f.kinds[kinds[i]];
+    rows.push_back({std::string(kind_name(static_cast<Kind>(kinds[i]))), k.count, k.record_bytes, strings[i]});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const KindRow& a, const KindRow& b) { return a.total() > b.total(); });
+  return rows;
+}
+
+// The rows that belong to no type.
+std::vector<KindRow> overhead_rows(const FileFootprint& f) {
+  std::vector<KindRow> rows{{"[header]", 0, f.header_bytes, 0},
+                            {"[unreferenced strings]", 0, 0, f.unreferenced_string_bytes}};
+  if (f.gap_bytes) rows.push_back({"[gaps]", 0, f.gap_bytes, 0});
+  return rows;
+}
+
+struct TypeRow {
+  TypeId id = 0;
+  std::uint32_t node = 0;
+  double closure = -1;  // < 0: not computed
+  std::uint32_t closure_types = 0;
+};
+
+// A group of types folded into one row: "[N others]", "[not selected]".
+struct FoldedRow {
+  std::string label;
+  std::uint64_t count = 0;
+  double own = 0;
+};
+
+struct TypeTable {
+  std::vector<TypeRow> rows;
+  std::vector<FoldedRow> folded;
+};
+
+TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& o) {
+  std::vector<std::uint32_t> nodes;
+  FoldedRow not_selected{"[not selected]", 0, 0};
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    const std::uint32_t node = id - btf.first_id();
+    if (o.filter.selects_all() || o.filter.matches(btf, id)) {
+      nodes.push_back(node);
+    } else {
+      ++not_selected.count;
+      not_selected.own += fp.own[node];
+    }
+  }
+  const auto& key = o.sort == MeasureSort::Retained ? fp.retained : fp.own;
+  auto order = [&](std::uint32_t a, std::uint32_t b) { return key[a] != key[b] ? key[a] > key[b] : a < b; };
+  const std::size_t shown = o.all ? nodes.size() : std::min(o.top, nodes.size());
+  std::partial_sort(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(shown), nodes.end(), order);
+
+  TypeTable table;
+  std::vector<std::uint32_t> visited;
+  std::uint32_t epoch = 0;
+  for (std::size_t i = 0; i < shown; ++i) {
+    TypeRow r{btf.first_id() + nodes[i], nodes[i]};
+    if (!o.all || o.closure_all) r.closure = closure_size(fp.graph, nodes[i], fp.own, visited, ++epoch, &r.closure_types);
+    table.rows.push_back(r);
+  }
+  FoldedRow others{"", nodes.size() - shown, 0};
+  for (std::size_t i = shown; i < nodes.size(); ++i) others.own += fp.own[nodes[i]];
+  others.label = fmt::format("[{} others]", with_commas(others.count));
+  if (others.count) table.folded.push_back(others);
+  if (not_selected.count) table.folded.push_back(not_selected);
+  return table;
+}
+
+struct PrefixRow {
+  std::string prefix;
+  std::uint64_t count = 0;
+  double own = 0;
+};
+
+// Named types grouped by their name up to the first '_' (after leading underscores): a rough view by
+// subsystem. Anonymous types form one group.
+std::vector<PrefixRow> prefix_rows(const Btf& btf, const Footprint& fp, const TypeSelection& filter) {
+  std::vector<PrefixRow> rows;
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    if (!filter.selects_all() && !filter.matches(btf, id)) continue;
+    const std::string_view name = btf.str(btf.type(id).name_off());
+    std::string_view prefix = "[anonymous types]";
+    if (!name.empty()) {
+      const std::size_t lead = name.find_first_not_of('_');
+      const std::size_t cut = lead == std::string_view::npos ? std::string_view::npos : name.find('_', lead);
+      prefix = cut == std::string_view::npos ? name : name.substr(0, cut);
+    }
+    auto [it, fresh] = index.try_emplace(prefix, rows.size());
+    if (fresh) rows.push_back({std::string(prefix), 0, 0});
+    PrefixRow& r = rows[it->second];
+    ++r.count;
+    r.own += fp.own[id - btf.first_id()];
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const PrefixRow& a, const PrefixRow& b) { return a.own != b.own ? a.own > b.own : a.prefix < b.prefix; });
+  return rows;
+}
+
+std::string type_label(const Btf& btf, TypeId id) {
+  return fmt::format("[{}] {}", id, name_or_anon(btf, btf.type(id).name_off()));
+}
+
+double pct(double v, std::uint64_t total) { return total ? 100.0 * v / static_cast<double>(total) : 0.0; }
+
+// ---- kernel memory ----
+
+struct KernelLine {
+  std::string label;
+  KernelMemory memory;
+};
+
+std::string describe(const KernelMemory& m) {
+  std::string s = fmt::format("{} = {} BTF data {} + {} types array ({} slots, capacity {} x 8 B)",
+                              human_size(m.total()), human_size(m.data_bytes),
+                              m.data_copied ? "copied" : "in the kernel image", human_size(m.type_array_bytes),
+                              with_commas(m.type_slots), with_commas(m.type_capacity));
+  if (m.resolved_bytes) s += fmt::format(" + {} resolved ids/sizes", human_size(m.resolved_bytes));
+  return s;
+}
+
+void print_kernel_memory(const Btf& btf, const Footprint& fp, const ModuleDelivery& d, OutputBuffer& out) {
+  if (!d.enabled) {
+    out.print("kernel memory (loaded as {}): {}\n", loaded_as_name(fp.kernel.as), describe(fp.kernel));
+    return;
+  }
+  const KernelMemory whole = kernel_memory(fp.file.file_bytes, btf.own_count(), LoadedAs::Module);
+  out.print("kernel memory, BTF delivered as a module: 0 B resident until first use, then {}\n", describe(whole));
+  if (!d.resident_base) return;
+  const Btf& base = *d.resident_base;
+  const KernelMemory resident = kernel_memory(base.raw().size(), base.own_count(), LoadedAs::Vmlinux);
+  const std::uint64_t rest_bytes = fp.file.file_bytes > base.raw().size() ? fp.file.file_bytes - base.raw().size() : 0;
+  const std::uint32_t rest_types = btf.own_count() > base.own_count() ? btf.own_count() - base.own_count() : 0;
+  const KernelMemory rest = kernel_memory(rest_bytes, rest_types, LoadedAs::Module);
+  out.print("  with resident base {}: always {}\n", base.name(), describe(resident));
+  out.print("  the rest as a module, after first use: {}\n", describe(rest));
+  out.print("  resident before first use: {} instead of {} as vmlinux ({})\n", human_size(resident.total()),
+            human_size(fp.kernel.total()),
+            fmt::format("{:+.1f}%", pct(static_cast<double>(resident.total()) - fp.kernel.total(), fp.kernel.total())));
+}
+
+void json_kernel_memory(JsonWriter& w, const KernelMemory& m) {
+  w.begin_object();
+  w.field("model", loaded_as_name(m.as));
+  w.field("bytes", m.total());
+  w.key("parts");
+  w.begin_object();
+  w.field("data_bytes", m.data_bytes);
+  w.field("data_copied", m.data_copied);
+  w.field("type_array_bytes", m.type_array_bytes);
+  w.field("type_slots", m.type_slots);
+  w.field("type_capacity", m.type_capacity);
+  w.field("resolved_bytes", m.resolved_bytes);
+  w.end_object();
+  w.end_object();
+}
+
+// ---- table ----
+
+void table_header(const Btf& btf, const FileFootprint& f, OutputBuffer& out) {
+  out.print("{}: {}BTF, {}, {} types{}\n", btf.name(), btf.is_split() ? "split " : "",
+            btf.big_endian() ? "big-endian" : "little-endian", with_commas(f.type_count),
+            btf.is_split() ? fmt::format(" on {} ({} types)", btf.base()->name(), with_commas(btf.first_id() - 1))
+                           : "");
+  out.print("header {}, types {}, strings {}: {} ({} bytes)\n", human_size(f.header_bytes),
+            human_size(f.type_bytes), human_size(f.string_bytes), human_size(f.file_bytes),
+            with_commas(f.file_bytes));
+}
+
+void table_kinds(const FileFootprint& f, OutputBuffer& out) {
+  out.print("\n{:<24}{:>10}{:>12}{:>12}{:>12}{:>8}\n", "KIND", "COUNT", "RECORDS", "STRINGS", "TOTAL", "%");
+  auto rows = kind_rows(f);
+  for (auto& r : overhead_rows(f)) rows.push_back(r);
+  for (const KindRow& r : rows)
+    out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", r.label, r.count ? with_commas(r.count) : "",
+              r.records ? human_size(r.records) : "", r.strings ? human_size(r.strings) : "", human_size(r.total()),
+              pct(r.total(), f.file_bytes));
+  out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", "TOTAL", with_commas(f.type_count),
+            human_size(f.type_bytes + f.header_bytes + f.gap_bytes), human_size(f.string_bytes),
+            human_size(f.file_bytes), 100.0);
+}
+
+void table_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
+  const TypeTable t = type_table(btf, fp, o);
+  const std::uint64_t file = fp.file.file_bytes;
+  out.print("\n{:<44}{:<11}{:>11}{:>11}{:>11}{:>8}\n",
+            o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)", "KIND", "OWN", "RETAINED",
+            "CLOSURE", "%");
+  for (const TypeRow& r : t.rows) {
+    const double sorted = o.sort == MeasureSort::Retained ? fp.retained[r.node] : fp.own[r.node];
+    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", type_label(btf, r.id), kind_name(btf.type(r.id).kind()),
+              human_size(fp.own[r.node]), human_size(fp.retained[r.node]),
+              r.closure < 0 ? std::string("-") : human_size(r.closure), pct(sorted, file));
+  }
+  for (const FoldedRow& f : t.folded)
+    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", f.label, "", human_size(f.own), "", "", pct(f.own, file));
+  for (const KindRow& r : overhead_rows(fp.file))
+    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", r.label, "", human_size(r.total()), "", "",
+              pct(r.total(), file));
+  out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", "TOTAL", "", human_size(file), "", "", 100.0);
+}
+
+void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
+  const auto rows = prefix_rows(btf, fp, o.filter);
+  const std::uint64_t file = fp.file.file_bytes;
+  const std::size_t shown = o.all ? rows.size() : std::min(o.top, rows.size());
+  out.print("\n{:<32}{:>10}{:>12}{:>8}\n", "PREFIX", "TYPES", "OWN", "%");
+  double rest = file;
+  for (std::size_t i = 0; i < shown; ++i) {
+    out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", rows[i].prefix, with_commas(rows[i].count), human_size(rows[i].own),
+              pct(rows[i].own, file));
+    rest -= rows[i].own;
+  }
+  if (rows.size() > shown) {
+    double others = 0;
+    std::uint64_t count = 0;
+    for (std::size_t i = shown; i < rows.size(); ++i) others += rows[i].own, count += rows[i].count;
+    out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", fmt::format("[{} other prefixes]", with_commas(rows.size() - shown)),
+              with_commas(count), human_size(others), pct(others, file));
+    rest -= others;
+  }
+  out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", "[not selected, header, unused]", "", human_size(std::max(rest, 0.0)),
+            pct(std::max(rest, 0.0), file));
+  out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", "TOTAL", "", human_size(file), 100.0);
+}
+
+// ---- CSV ----
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+void csv_kinds(const FileFootprint& f, OutputBuffer& out) {
+  out.write("row,count,record_bytes,string_bytes,total_bytes\n");
+  auto rows = kind_rows(f);
+  for (auto& r : overhead_rows(f)) rows.push_back(r);
+  for (const KindRow& r : rows) out.print("{},{},{},{},{}\n", r.label, r.count, r.records, r.strings, r.total());
+  out.print("TOTAL,{},{},{},{}\n", f.type_count, f.type_bytes + f.header_bytes + f.gap_bytes, f.string_bytes,
+            f.file_bytes);
+}
+
+void csv_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
+  const TypeTable t = type_table(btf, fp, o);
+  // String shares are fractions: round every row's own bytes together so that the column adds up.
+  std::vector<double> own;
+  for (const TypeRow& r : t.rows) own.push_back(fp.own[r.node]);
+  for (const FoldedRow& f : t.folded) own.push_back(f.own);
+  const auto rounded = round_to_total(own, fp.file.type_bytes + fp.file.referenced_string_bytes);
+  out.write("id,kind,name,record_bytes,own_bytes,retained_bytes,closure_bytes\n");
+  std::size_t i = 0;
+  for (const TypeRow& r : t.rows) {
+    const TypeView tv = btf.type(r.id);
+    out.print("{},{},{},{},{},{:.0f},{}\n", r.id, kind_name(tv.kind()), csv_field(btf.str(tv.name_off())),
+              tv.record_size(), rounded[i++], fp.retained[r.node],
+              r.closure < 0 ? std::string() : fmt::format("{:.0f}", r.closure));
+  }
+  for (const FoldedRow& f : t.folded) out.print(",,{},,{},,\n", f.label, rounded[i++]);
+  for (const KindRow& r : overhead_rows(fp.file)) out.print(",,{},,{},,\n", r.label, r.total());
+  out.print(",,TOTAL,,{},,\n", fp.file.file_bytes);
+}
+
+void csv_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
+  const auto rows = prefix_rows(btf, fp, o.filter);
+  out.write("prefix,types,own_bytes\n");
+  std::vector<double> own;
+  for (const auto& r : rows) own.push_back(r.own);
+  const double sum = std::accumulate(own.begin(), own.end(), 0.0);
+  const auto rounded = round_to_total(own, static_cast<std::uint64_t>(sum + 0.5));
+  for (std::size_t i = 0; i < rows.size(); ++i) out.print("{},{},{}\n", csv_field(rows[i].prefix), rows[i].count, rounded[i]);
+}
+
+// ---- JSON ----
+
+void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
+  const FileFootprint& f = fp.file;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("input", btf.name());
+  w.field("split", btf.is_split());
+  if (btf.is_split()) w.field("base", btf.base()->name());
+  w.field("byte_order", btf.big_endian() ? "big" : "little");
+  w.field("file_bytes", f.file_bytes);
+  w.field("header_bytes", f.header_bytes);
+  w.field("type_bytes", f.type_bytes);
+  w.field("string_bytes", f.string_bytes);
+  w.field("referenced_string_bytes", f.referenced_string_bytes);
+  w.field("unreferenced_string_bytes", f.unreferenced_string_bytes);
+  w.field("gap_bytes", f.gap_bytes);
+  w.field("type_count", f.type_count);
+  w.field("edge_count", fp.graph.edge_count());
+  w.field("base_edge_count", fp.graph.base_edge_count());
+  w.key("kernel_memory");
+  json_kernel_memory(w, fp.kernel);
+  w.key("kinds");
+  w.begin_array();
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    const KindFootprint& kf = f.kinds[k];
+    if (kf.count == 0) continue;
+    w.begin_object();
+    w.field("kind", kind_name(static_cast<Kind>(k)));
+    w.field("count", kf.count);
+    w.field("record_bytes", kf.record_bytes);
+    w.field("string_bytes", kf.string_bytes);
+    w.end_object();
+  }
+  w.end_array();
+  const TypeTable t = type_table(btf, fp, o);
+  w.key("types");
+  w.begin_array();
+  for (const TypeRow& r : t.rows) {
+    const TypeView tv = btf.type(r.id);
+    w.begin_object();
+    w.field("id", r.id);
+    w.field("kind", kind_name(tv.kind()));
+    w.field("name", btf.str(tv.name_off()));
+    w.field("record_bytes", tv.record_size());
+    w.field("string_bytes", fp.strings.per_type[r.node]);
+    w.field("own_bytes", fp.own[r.node]);
+    w.field("retained_bytes", fp.retained[r.node]);
+    if (r.closure >= 0) {
+      w.field("closure_bytes", r.closure);
+      w.field("closure_types", r.closure_types);
+    }
+    w.end_object();
+  }
+  w.end_array();
+  w.key("folded");
+  w.begin_array();
+  for (const FoldedRow& fr : t.folded) {
+    w.begin_object();
+    w.field("label", fr.label);
+    w.field("count", fr.count);
+    w.field("own_bytes", fr.own);
+    w.end_object();
+  }
+  w.end_array();
+  if (o.by == MeasureBy::Prefix) {
+    w.key("prefixes");
+    w.begin_array();
+    for (const PrefixRow& r : prefix_rows(btf, fp, o.filter)) {
+      w.begin_object();
+      w.field("prefix", r.prefix);
+      w.field("types", r.count);
+      w.field("own_bytes", r.own);
+      w.end_object();
+    }
+    w.end_array();
+  }
+  w.end_object();
+  w.finish();
+}
+
+}  // namespace
+
+void print_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
+  switch (o.format) {
+    case Format::Json:
+      json_measure(btf, fp, o, out);
+      return;
+    case Format::Csv:
+      if (o.by == MeasureBy::Type)
+        csv_types(btf, fp, o, out);
+      else if (o.by == MeasureBy::Prefix)
+        csv_prefixes(btf, fp, o, out);
+      else
+        csv_kinds(fp.file, out);
+      return;
+    case Format::Table:
+      break;
+  }
+  table_header(btf, fp.file, out);
+  if (o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Kind) table_kinds(fp.file, out);
+  if (o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Type) table_types(btf, fp, o, out);
+  if (o.by == MeasureBy::Prefix) table_prefixes(btf, fp, o, out);
+  out.put('\n');
+  print_kernel_memory(btf, fp, o.delivery, out);
+}
+
+}  // namespace btfslim

@@ -1,0 +1,287 @@
+// The focused views of `btfslim measure`: one type in detail (--type), the BTF without some kinds
+// (--without), and the copies that several modules carry (--modules).
+#include "btfslim/error.h"
+#include "btfslim/modules.h"
+#include "btfslim/report.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+namespace btfslim {
+namespace {
+
+double pct(double v, double total) { return total > 0 ? 100.0 * v / total : 0.0; }
+
+std::string type_label(const Btf& btf, TypeId id) {
+  const TypeView t = btf.type(id);
+  return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), name_or_anon(btf, t.name_off()));
+}
+
+// "task_struct", "struct task_struct", or an id.
+std::vector<TypeId> find_types(const Btf& btf, std::string_view query) {
+  std::vector<TypeId> found;
+  TypeId id = 0;
+  const auto [end, ec] = std::from_chars(query.data(), query.data() + query.size(), id);
+  if (ec == std::errc() && end == query.data() + query.size()) {
+    if (id >= btf.first_id() && id < btf.end_id()) found.push_back(id);
+    return found;
+  }
+  std::optional<Kind> kind;
+  std::string_view name = query;
+  if (const auto space = query.find(' '); space != std::string_view::npos) {
+    kind = parse_kind(query.substr(0, space));
+    if (kind) name = query.substr(space + 1);
+  }
+  for (TypeId t = btf.first_id(); t < btf.end_id(); ++t) {
+    const TypeView v = btf.type(t);
+    if ((!kind || v.kind() == *kind) && btf.str(v.name_off()) == name) found.push_back(t);
+  }
+  return found;
+}
+
+struct Detail {
+  TypeId id;
+  std::uint32_t node;
+  double closure;
+  std::uint32_t closure_types;
+  std::uint32_t retained_types;
+  std::vector<std::uint32_t> referrers;
+  std::vector<std::uint32_t> dominated;  // direct dominator children, largest retained first
+};
+
+}  // namespace
+
+void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view query, Format format,
+                       OutputBuffer& out) {
+  const auto ids = find_types(btf, query);
+  if (ids.empty()) fail(btf.name(), "no type named '{}' (try 'struct NAME', a type id, or dump --name)", query);
+
+  // Dominator subtree sizes in types, one pass like retained bytes.
+  std::vector<std::uint32_t> subtree(fp.own.size(), 1);
+  for (auto it = fp.dominators.preorder.rbegin(); it != fp.dominators.preorder.rend(); ++it)
+    if (const auto d = fp.dominators.idom[*it]; d != kVirtualRoot) subtree[d] += subtree[*it];
+
+  std::vector<Detail> details;
+  std::vector<std::uint32_t> visited;
+  std::uint32_t epoch = 0;
+  for (const TypeId id : ids) {
+    Detail d{id, id - btf.first_id(), 0, 0, 0, {}, {}};
+    d.closure = closure_size(fp.graph, d.node, fp.own, visited, ++epoch, &d.closure_types);
+    d.retained_types = subtree[d.node];
+    const auto preds = fp.graph.predecessors(d.node);
+    d.referrers.assign(preds.begin(), preds.end());
+    std::sort(d.referrers.begin(), d.referrers.end());
+    d.referrers.erase(std::unique(d.referrers.begin(), d.referrers.end()), d.referrers.end());
+    for (std::uint32_t v = 0; v < fp.own.size(); ++v)
+      if (fp.dominators.idom[v] == d.node) d.dominated.push_back(v);
+    std::sort(d.dominated.begin(), d.dominated.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return fp.retained[a] != fp.retained[b] ? fp.retained[a] > fp.retained[b] : a < b;
+    });
+    details.push_back(std::move(d));
+  }
+
+  if (format == Format::Json) {
+    JsonWriter w(out);
+    w.begin_object();
+    w.key("types");
+    w.begin_array();
+    for (const Detail& d : details) {
+      const TypeView t = btf.type(d.id);
+      w.begin_object();
+      w.field("id", d.id);
+      w.field("kind", kind_name(t.kind()));
+      w.field("name", btf.str(t.name_off()));
+      w.field("record_bytes", t.record_size());
+      w.field("string_bytes", fp.strings.per_type[d.node]);
+      w.field("own_bytes", fp.own[d.node]);
+      w.field("retained_bytes", fp.retained[d.node]);
+      w.field("retained_types", d.retained_types);
+      w.field("closure_bytes", d.closure);
+      w.field("closure_types", d.closure_types);
+      w.key("referrers");
+      w.begin_array();
+      for (const auto r : d.referrers) w.value(btf.first_id() + r);
+      w.end_array();
+      w.key("keeps_alive");
+      w.begin_array();
+      for (const auto c : d.dominated) {
+        w.begin_object();
+        w.field("id", btf.first_id() + c);
+        w.field("retained_bytes", fp.retained[c]);
+        w.end_object();
+      }
+      w.end_array();
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    w.finish();
+    return;
+  }
+
+  constexpr std::size_t kListed = 10;
+  for (const Detail& d : details) {
+    const TypeView t = btf.type(d.id);
+    out.print("{}", type_label(btf, d.id));
+    if (t.kind() == Kind::Struct || t.kind() == Kind::Union || t.kind() == Kind::Enum || t.kind() == Kind::Enum64)
+      out.print(" size={} vlen={}", t.size(), t.vlen());
+    out.put('\n');
+    const double record = btf.type(d.id).record_size();
+    out.print("  own       {:>10}  record {} + strings {}\n", human_size(fp.own[d.node]), human_size(record),
+              human_size(fp.strings.per_type[d.node]));
+    out.print("  retained  {:>10}  {} types go if it goes ({:.2f}% of the BTF)\n", human_size(fp.retained[d.node]),
+              with_commas(d.retained_types), pct(fp.retained[d.node], fp.file.file_bytes));
+    out.print("  closure   {:>10}  {} types reachable from it: what keeping it whole costs\n", human_size(d.closure),
+              with_commas(d.closure_types));
+    out.print("  referred to by {} types{}\n", with_commas(d.referrers.size()), d.referrers.empty() ? "" : ":");
+    for (std::size_t i = 0; i < std::min(kListed, d.referrers.size()); ++i)
+      out.print("    {}\n", type_label(btf, btf.first_id() + d.referrers[i]));
+    if (d.referrers.size() > kListed) out.print("    [{} more]\n", with_commas(d.referrers.size() - kListed));
+    out.print("  keeps alive {} types directly{}\n", with_commas(d.dominated.size()), d.dominated.empty() ? "" : ":");
+    for (std::size_t i = 0; i < std::min(kListed, d.dominated.size()); ++i)
+      out.print("    {:<60} retained {}\n", type_label(btf, btf.first_id() + d.dominated[i]),
+                human_size(fp.retained[d.dominated[i]]));
+    if (d.dominated.size() > kListed) out.print("    [{} more]\n", with_commas(d.dominated.size() - kListed));
+  }
+}
+
+void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>& kinds, Format format,
+                   OutputBuffer& out) {
+  const std::uint32_t n = btf.own_count();
+  std::vector<bool> excluded(n, false);
+  for (std::uint32_t v = 0; v < n; ++v)
+    excluded[v] = std::find(kinds.begin(), kinds.end(), btf.type(btf.first_id() + v).kind()) != kinds.end();
+  const std::vector<bool> kept = reachable_without(fp.graph, fp.dominators, excluded);
+
+  struct PerKind {
+    std::uint64_t removed = 0, kept = 0;
+    double removed_bytes = 0, kept_bytes = 0;
+  };
+  std::array<PerKind, kMaxKind + 1> per{};
+  std::uint64_t direct = 0, dragged = 0;
+  double removed_bytes = 0;
+  for (std::uint32_t v = 0; v < n; ++v) {
+    PerKind& k = per[static_cast<unsigned>(btf.type(btf.first_id() + v).kind())];
+    if (kept[v]) {
+      ++k.kept;
+      k.kept_bytes += fp.own[v];
+    } else {
+      ++k.removed;
+      k.removed_bytes += fp.own[v];
+      removed_bytes += fp.own[v];
+      ++(excluded[v] ? direct : dragged);
+    }
+  }
+  const double file = static_cast<double>(fp.file.file_bytes);
+  std::string names;
+  for (const Kind k : kinds) {
+    if (!names.empty()) names += ',';
+    names += kind_name(k);
+  }
+
+  if (format == Format::Json) {
+    JsonWriter w(out);
+    w.begin_object();
+    w.key("without");
+    w.begin_array();
+    for (const Kind k : kinds) w.value(kind_name(k));
+    w.end_array();
+    w.field("file_bytes", fp.file.file_bytes);
+    w.field("removed_types", direct + dragged);
+    w.field("removed_of_those_kinds", direct);
+    w.field("removed_only_kept_alive_by_them", dragged);
+    w.field("removed_bytes", removed_bytes);
+    w.field("remaining_bytes", file - removed_bytes);
+    w.key("kinds");
+    w.begin_array();
+    for (unsigned k = 1; k <= kMaxKind; ++k) {
+      if (!per[k].removed && !per[k].kept) continue;
+      w.begin_object();
+      w.field("kind", kind_name(static_cast<Kind>(k)));
+      w.field("removed", per[k].removed);
+      w.field("removed_bytes", per[k].removed_bytes);
+      w.field("kept", per[k].kept);
+      w.field("kept_bytes", per[k].kept_bytes);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    w.finish();
+    return;
+  }
+  out.print("{} without {}:\n", btf.name(), names);
+  out.print("  removed {} types, {} ({:.1f}% of {}): {} of those kinds and {} more that only they kept alive\n",
+            with_commas(direct + dragged), human_size(removed_bytes), pct(removed_bytes, file), human_size(file),
+            with_commas(direct), with_commas(dragged));
+  out.print("  remaining {}: {}\n\n", human_size(file - removed_bytes),
+            fmt::format("{} types", with_commas(n - direct - dragged)));
+  out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", "KIND", "REMOVED", "BYTES", "KEPT", "BYTES");
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    if (!per[k].removed && !per[k].kept) continue;
+    out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", kind_name(static_cast<Kind>(k)), with_commas(per[k].removed),
+              human_size(per[k].removed_bytes), with_commas(per[k].kept), human_size(per[k].kept_bytes));
+  }
+}
+
+void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Format format, std::size_t top,
+                   OutputBuffer& out) {
+  const ModuleReport report = analyze_modules(modules);
+  if (format == Format::Json) {
+    JsonWriter w(out);
+    w.begin_object();
+    w.key("modules");
+    w.begin_array();
+    for (const auto& m : report.modules) {
+      w.begin_object();
+      w.field("name", m.name);
+      w.field("file_bytes", m.file_bytes);
+      w.field("type_count", m.type_count);
+      w.field("kernel_memory_bytes", m.kernel_bytes);
+      w.end_object();
+    }
+    w.end_array();
+    w.field("duplicated_bytes", report.saved_bytes);
+    w.key("duplicates");
+    w.begin_array();
+    for (const auto& d : report.duplicates) {
+      w.begin_object();
+      w.field("kind", kind_name(d.kind));
+      w.field("name", d.name);
+      w.field("copies", d.copies);
+      w.field("bytes_each", d.bytes_each);
+      w.field("saved_bytes", d.saved_bytes);
+      w.key("modules");
+      w.begin_array();
+      for (const auto& m : d.modules) w.value(m);
+      w.end_array();
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    w.finish();
+    return;
+  }
+  std::uint64_t total = 0, kernel = 0;
+  out.print("{:<40}{:>10}{:>12}{:>14}\n", "MODULE", "TYPES", "BTF", "KERNEL MEMORY");
+  for (const auto& m : report.modules) {
+    out.print("{:<40}{:>10}{:>12}{:>14}\n", m.name, with_commas(m.type_count), human_size(m.file_bytes),
+              human_size(m.kernel_bytes));
+    total += m.file_bytes;
+    kernel += m.kernel_bytes;
+  }
+  out.print("{:<40}{:>10}{:>12}{:>14}\n", "TOTAL", "", human_size(total), human_size(kernel));
+  out.print("\n{} types are carried by more than one module; moving them into the base saves {}\n",
+            with_commas(report.duplicates.size()), human_size(report.saved_bytes));
+  if (report.duplicates.empty()) return;
+  out.print("\n{:<48}{:>8}{:>12}{:>12}\n", "TYPE", "COPIES", "EACH", "SAVED");
+  const std::size_t shown = std::min(top, report.duplicates.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& d = report.duplicates[i];
+    out.print("{:<48}{:>8}{:>12}{:>12}\n", fmt::format("{} {}", kind_name(d.kind), d.name), d.copies,
+              human_size(d.bytes_each), human_size(d.saved_bytes));
+  }
+  if (report.duplicates.size() > shown) out.print("[{} more]\n", with_commas(report.duplicates.size() - shown));
+}
+
+}  // namespace btfslim
