@@ -133,11 +133,13 @@ void register_measure(CLI::App& app) {
   cmd->add_option("-n,--top", args->top, "show this many types; the rest fold into [N others] (default 20)");
   cmd->add_flag("--all", args->all, "list every type (JSON: all types; closure only with --closure)");
   cmd->add_flag("--closure", args->closure, "with --all: compute closure bytes for every listed type (slow)");
-  cmd->add_option("--kind", args->kinds, "only types of these kinds")->delimiter(',');
-  cmd->add_option("--name", args->names, "only types whose name matches this glob");
+  // Vector options take one value per occurrence so that they do not swallow the input that follows.
+  cmd->add_option("--kind", args->kinds, "only types of these kinds")->delimiter(',')->allow_extra_args(false);
+  cmd->add_option("--name", args->names, "only types whose name matches this glob")->allow_extra_args(false);
   cmd->add_option("--type", args->type, "one type in detail: NAME, 'struct NAME' or an id");
   cmd->add_option("--without", args->without, "what the BTF weighs without these kinds and what only they keep alive")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   cmd->add_option("--kernel-model", args->kernel_model,
                   "builtin (vmlinux BTF in the image) or module (vmlinux BTF delivered as a module)")
       ->check(CLI::IsMember({"builtin", "module"}));
