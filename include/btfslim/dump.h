@@ -26,6 +26,10 @@ struct TypeSelection {
 // Parses "5", "5-9", "5,7,10-12" into ids; throws InputError naming `option`.
 std::vector<TypeId> parse_id_list(std::string_view text, std::string_view option);
 
+// A short C-like name for a type, for tables: "task_struct", "struct sock *", "const char[16]",
+// "int (*)(3 args)". Bounded, so reference loops cannot hang it.
+std::string type_summary(const Btf& btf, TypeId id);
+
 // One type in bpftool's raw format, without the trailing newline:
 // [id] KIND 'name' size=... then one "\n\t..." line per member/value/param/var.
 void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out);

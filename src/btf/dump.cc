@@ -98,6 +98,76 @@ std::vector<TypeId> TypeSelection::resolve(const Btf& btf) const {
   return out;
 }
 
+namespace {
+
+void summarize(const Btf& btf, TypeId id, std::string& out, int depth) {
+  if (id == 0) {
+    out += "void";
+    return;
+  }
+  if (depth > 8) {
+    out += "...";
+    return;
+  }
+  const TypeView t = btf.type(id);
+  const std::string_view name = btf.str(t.name_off());
+  switch (t.kind()) {
+    case Kind::Struct:
+    case Kind::Union:
+    case Kind::Enum:
+    case Kind::Enum64:
+    case Kind::Fwd: {
+      const char* tag = t.kind() == Kind::Struct ? "struct"
+                        : t.kind() == Kind::Union ? "union"
+                        : t.kind() == Kind::Fwd   ? (t.kflag() ? "union" : "struct")
+                                                  : "enum";
+      out += tag;
+      out += ' ';
+      out += name.empty() ? std::string_view("{...}") : name;
+      return;
+    }
+    case Kind::Ptr:
+      summarize(btf, t.ref(), out, depth + 1);
+      out += " *";
+      return;
+    case Kind::Const:
+    case Kind::Volatile:
+    case Kind::Restrict:
+      out += t.kind() == Kind::Const ? "const " : t.kind() == Kind::Volatile ? "volatile " : "restrict ";
+      summarize(btf, t.ref(), out, depth + 1);
+      return;
+    case Kind::TypeTag:
+      fmt::format_to(std::back_inserter(out), "__tag({}) ", name);
+      summarize(btf, t.ref(), out, depth + 1);
+      return;
+    case Kind::Array:
+      summarize(btf, t.array().type, out, depth + 1);
+      fmt::format_to(std::back_inserter(out), "[{}]", t.array().nelems);
+      return;
+    case Kind::FuncProto:
+      summarize(btf, t.ref(), out, depth + 1);
+      fmt::format_to(std::back_inserter(out), " (*)({} args)", t.vlen());
+      return;
+    case Kind::DeclTag:
+      fmt::format_to(std::back_inserter(out), "__tag({}) on ", name);
+      summarize(btf, t.ref(), out, depth + 1);
+      return;
+    default:
+      out += name.empty() ? std::string_view("(anon)") : name;
+  }
+}
+
+}  // namespace
+
+std::string type_summary(const Btf& btf, TypeId id) {
+  const TypeView t = btf.type(id);
+  if (t.name_off() != 0 && t.kind() != Kind::DeclTag && t.kind() != Kind::TypeTag)
+    return std::string(btf.str(t.name_off()));
+  std::string out;
+  summarize(btf, id, out, 0);
+  return out;
+}
+
 void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
   const TypeView t = btf.type(id);
   const Kind kind = t.kind();

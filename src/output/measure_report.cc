@@ -134,7 +134,9 @@ std::vector<PrefixRow> prefix_rows(const Btf& btf, const Footprint& fp, const Ty
 }
 
 std::string type_label(const Btf& btf, TypeId id) {
-  return fmt::format("[{}] {}", id, name_or_anon(btf, btf.type(id).name_off()));
+  std::string label = fmt::format("[{}] {}", id, type_summary(btf, id));
+  if (label.size() > 43) label = label.substr(0, 40) + "...";
+  return label;
 }
 
 double pct(double v, std::uint64_t total) { return total ? 100.0 * v / static_cast<double>(total) : 0.0; }

@@ -15,7 +15,7 @@ double pct(double v, double total) { return total > 0 ? 100.0 * v / total : 0.0;
 
 std::string type_label(const Btf& btf, TypeId id) {
   const TypeView t = btf.type(id);
-  return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), name_or_anon(btf, t.name_off()));
+  return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), type_summary(btf, id));
 }
 
 // "task_struct", "struct task_struct", or an id.
