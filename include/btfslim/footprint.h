@@ -52,6 +52,9 @@ FileFootprint measure_file(const Btf& btf, const StringAttribution& strings);
 // Everything `measure` knows about each own type (arrays indexed by node = id - first_id()).
 // own = record + string share; retained = own summed over the dominator subtree (graph.h).
 struct Footprint {
+  // Kinds: strings, file and own only (what the per-kind roll-up needs); Full: the graph as well.
+  enum class Depth { Kinds, Full };
+
   StringAttribution strings;
   FileFootprint file;
   std::vector<double> own;
@@ -60,7 +63,8 @@ struct Footprint {
   std::vector<double> retained;
   KernelMemory kernel;
 
-  explicit Footprint(const Btf& btf);
+  // retained and the graph are left empty at Depth::Kinds.
+  explicit Footprint(const Btf& btf, Depth depth = Depth::Full);
 };
 
 }  // namespace btfslim

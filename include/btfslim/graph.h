@@ -21,6 +21,7 @@ namespace btfslim {
 
 class TypeGraph {
  public:
+  TypeGraph() : succ_start_(1, 0), pred_start_(1, 0) {}
   explicit TypeGraph(const Btf& btf);
 
   std::uint32_t node_count() const { return static_cast<std::uint32_t>(succ_start_.size() - 1); }

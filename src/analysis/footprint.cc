@@ -118,17 +118,16 @@ FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) {
   return f;
 }
 
-Footprint::Footprint(const Btf& btf)
-    : strings(attribute_strings(btf)),
-      file(measure_file(btf, strings)),
-      graph(btf),
-      dominators(compute_dominators(graph)),
-      kernel(kernel_memory(btf)) {
+Footprint::Footprint(const Btf& btf, Depth depth)
+    : strings(attribute_strings(btf)), file(measure_file(btf, strings)), kernel(kernel_memory(btf)) {
   own.resize(btf.own_count());
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
     const std::uint32_t node = id - btf.first_id();
     own[node] = btf.type(id).record_size() + strings.per_type[node];
   }
+  if (depth == Depth::Kinds) return;
+  graph = TypeGraph(btf);
+  dominators = compute_dominators(graph);
   retained = retained_sizes(dominators, own);
 }
 
