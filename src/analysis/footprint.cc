@@ -1,8 +1,10 @@
 // String attribution and the per-kind footprint (the model is described in footprint.h).
 //
-// Reference counts live in one byte per string-section byte, saturating into a small overflow map for
-// the few strings named more than 254 times ("next", "flags", ...): 2.3 MB for vmlinux, no per-type
-// allocation, two linear passes over the types and one over the strings.
+// One 16-bit slot per string-section byte holds, for a referenced offset, its reference count (low byte,
+// saturating into a small overflow map for the few strings named more than 254 times: "next", "flags")
+// and, once the sweep has found it, its extent (high byte, 0 when 256 or more). Keeping both in one slot
+// means one cache miss per reference in each pass over the types, which is what this costs: two linear
+// passes over the types, one over the strings, and no per-type allocation.
 #include "btfslim/footprint.h"
 
 #include <cstring>
@@ -11,23 +13,43 @@
 namespace btfslim {
 namespace {
 
-class RefCounts {
+class StringRefs {
  public:
-  explicit RefCounts(std::size_t n) : small_(n, 0) {}
+  explicit StringRefs(std::size_t n) : slots_(n, 0) {}
   void add(std::uint32_t i) {
-    if (small_[i] < kSaturated) {
-      ++small_[i];
-      if (small_[i] == kSaturated) big_[i] = kSaturated;
+    const unsigned c = slots_[i] & 0xff;
+    if (c < kSaturated) {
+      ++slots_[i];
+      if (c + 1 == kSaturated) big_[i] = kSaturated;
     } else {
       ++big_[i];
     }
   }
-  std::uint32_t get(std::uint32_t i) const { return small_[i] < kSaturated ? small_[i] : big_.at(i); }
-  bool any(std::uint32_t i) const { return small_[i] != 0; }
+  bool any(std::uint32_t i) const { return slots_[i] != 0; }
+  std::uint32_t count(std::uint16_t slot, std::uint32_t i) const {
+    const unsigned c = slot & 0xff;
+    return c < kSaturated ? c : big_.at(i);
+  }
+  void set_extent(std::uint32_t i, std::uint32_t extent) {
+    if (extent < 256) slots_[i] = static_cast<std::uint16_t>((slots_[i] & 0xff) | (extent << 8));
+  }
+  std::uint16_t slot(std::uint32_t i) const { return slots_[i]; }
+  // The first referenced position in [from, to], or to + 1. Before extents are set, 4 slots at a time.
+  std::uint32_t next_ref(std::uint32_t from, std::uint32_t to) const {
+    std::uint32_t j = from;
+    for (; j + 4 <= to + 1; j += 4) {
+      std::uint64_t word;
+      std::memcpy(&word, slots_.data() + j, sizeof word);
+      if (word) break;
+    }
+    for (; j <= to; ++j)
+      if (slots_[j]) return j;
+    return to + 1;
+  }
 
  private:
-  static constexpr std::uint8_t kSaturated = 255;
-  std::vector<std::uint8_t> small_;
+  static constexpr unsigned kSaturated = 255;
+  std::vector<std::uint16_t> slots_;
   std::unordered_map<std::uint32_t, std::uint32_t> big_;
 };
 
@@ -39,47 +61,37 @@ StringAttribution attribute_strings(const Btf& btf) {
   const auto strings = btf.string_section();
   const std::uint32_t base = btf.string_base();
   const auto len = static_cast<std::uint32_t>(strings.size());
-  RefCounts counts(len);
+  const char* chars = reinterpret_cast<const char*>(strings.data());
+  StringRefs refs(len);
 
   // Offset 0 is "no name", not a use of a string; offsets below `base` are the base's strings.
   auto own = [&](std::uint32_t off) { return off != 0 && off >= base; };
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id)
     for_each_name_ref(btf.type(id), [&](std::uint32_t off) {
-      if (own(off)) counts.add(off - base);
+      if (own(off)) refs.add(off - base);
     });
 
-  // A referenced string's extent: to its NUL, or up to the next referenced offset inside it. The sweep
-  // over the section finds whether any string has such an interior reference at all; pahole and libbpf
-  // never write one, so the per-reference extent is then just strlen + 1.
-  const char* chars = reinterpret_cast<const char*>(strings.data());
-  bool interior_refs = false;
-  for (std::uint32_t i = 0; i < len;) {
-    if (!counts.any(i)) {
-      ++out.unreferenced_bytes;
-      ++i;
-      continue;
+  // String by string: a referenced offset's extent runs to the next referenced offset inside the same
+  // string, or through its NUL. Bytes before a string's first referenced offset are unreferenced.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> long_extents;  // extents of 256 bytes or more
+  for (std::uint32_t s = 0; s < len;) {
+    const auto nul = static_cast<std::uint32_t>(s + std::strlen(chars + s));  // the section ends in NUL
+    std::uint32_t r = refs.next_ref(s, nul);
+    out.unreferenced_bytes += r - s;
+    while (r <= nul) {
+      const std::uint32_t next = refs.next_ref(r + 1, nul);
+      const std::uint32_t extent = (next <= nul ? next : nul + 1) - r;
+      out.referenced_bytes += extent;
+      if (extent >= 256) long_extents.emplace_back(r, extent);
+      refs.set_extent(r, extent);
+      r = next;
     }
-    std::uint32_t j = i;
-    while (strings[j] != 0) {
-      ++j;
-      if (counts.any(j)) break;
-    }
-    if (strings[j] != 0) {
-      interior_refs = true;
-    } else {
-      ++j;
-    }
-    out.referenced_bytes += j - i;
-    i = j;
+    s = nul + 1;
   }
-  auto extent = [&](std::uint32_t i) -> std::uint32_t {
-    if (!interior_refs) return static_cast<std::uint32_t>(std::strlen(chars + i)) + 1;
-    std::uint32_t j = i;
-    while (strings[j] != 0) {
-      ++j;
-      if (counts.any(j)) return j - i;
-    }
-    return j - i + 1;
+  auto long_extent = [&](std::uint32_t i) {
+    for (const auto& [at, extent] : long_extents)
+      if (at == i) return extent;
+    return 0u;
   };
 
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
@@ -87,7 +99,9 @@ StringAttribution attribute_strings(const Btf& btf) {
     for_each_name_ref(btf.type(id), [&](std::uint32_t off) {
       if (!own(off)) return;
       const std::uint32_t i = off - base;
-      share += static_cast<double>(extent(i)) / counts.get(i);
+      const std::uint16_t slot = refs.slot(i);
+      const std::uint32_t extent = (slot >> 8) ? (slot >> 8) : long_extent(i);
+      share += static_cast<double>(extent) / refs.count(slot, i);
     });
     out.per_type[id - btf.first_id()] = share;
   }
