@@ -46,10 +46,13 @@ void register_dump(CLI::App& app) {
   add_input_options(*cmd, args->in);
   cmd->add_option("--format,-f", args->format, "raw (bpftool btf dump's format), json, or c (a vmlinux.h)")
       ->check(CLI::IsMember({"raw", "json", "c"}));
-  cmd->add_option("--id", args->ids, "only these type ids: 5, 5-9, 5,7,10-12");
-  cmd->add_option("--name", args->names, "only types with this name or glob (task_*)");
+  // One value per occurrence (repeat the option for more): a vector option would otherwise swallow the
+  // input that follows it, as in `dump --id 5 vmlinux`.
+  cmd->add_option("--id", args->ids, "only these type ids: 5, 5-9, 5,7,10-12")->allow_extra_args(false);
+  cmd->add_option("--name", args->names, "only types with this name or glob (task_*)")->allow_extra_args(false);
   cmd->add_option("--kind", args->kinds, "only types of these kinds: struct, union, enum, typedef, func, ...")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   cmd->callback([args] { run_dump(*args); });
 }
 

@@ -1,1 +1,253 @@
+// Every form of input btfslim accepts loads, and loads as what it is: raw BTF (from a file or a pipe),
+// an ELF file's .BTF (pahole, clang), split BTF with --base, big-endian BTF, the running kernel by
+// shorthand or by default, a module under /sys/kernel/btf, and a .ko whose BTF is split on the running
+// kernel without being told so.
+//
+// The oracle is bpftool's raw dump of the same input; big-endian input is held to its little-endian
+// twin's dump.
+#include "fixtures.h"
+#include "process.h"
+
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+namespace btfslim::test {
+namespace {
+
+using nlohmann::json;
+
+// bpftool is an oracle that the project's setup installs: without it these tests fail, never skip.
+std::string bpftool_program() {
+  if (have("bpftool")) return "bpftool";
+  for (const char* path : {"/usr/sbin/bpftool", "/sbin/bpftool", "/usr/local/sbin/bpftool"})
+    if (access(path, X_OK) == 0) return path;
+  return "";
+}
+
+std::string bpftool(std::vector<std::string> args) {
+  const std::string program = bpftool_program();
+  if (program.empty()) FAIL("bpftool is not installed (it is the oracle these tests compare with)");
+  args.insert(args.begin(), program);
+  const RunResult r = run(args);
+  INFO("bpftool: " << r.err);
+  REQUIRE(r.status == 0);
+  return r.out;
+}
+
+std::string ours(const std::vector<std::string>& args) {
+  const RunResult r = btfslim(args);
+  INFO("btfslim stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.empty());
+  return r.out;
+}
+
+// Runs btfslim in `dir`, so that relative names (and the shorthand) resolve there.
+RunResult btfslim_in(const std::string& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", dir, btfslim_path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+// "" when equal, else where the two texts first differ.
+std::string first_difference(const std::string& ours, const std::string& theirs) {
+  if (ours == theirs) return "";
+  std::istringstream a(ours), b(theirs);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool more_a = static_cast<bool>(std::getline(a, la));
+    const bool more_b = static_cast<bool>(std::getline(b, lb));
+    if (!more_a && !more_b) return "the texts differ only in their final newline";
+    if (!more_a || !more_b || la != lb)
+      return "line " + std::to_string(line) + ":\n  ours:     " + (more_a ? la : "<end>") +
+             "\n  expected: " + (more_b ? lb : "<end>");
+  }
+}
+
+std::size_t type_count(const std::string& raw_dump) {
+  std::size_t n = 0;
+  std::istringstream in(raw_dump);
+  for (std::string line; std::getline(in, line);) n += line.rfind('[', 0) == 0;
+  return n;
+}
+
+// Loads `args` both ways btfslim reads: dump (compared with bpftool's) and measure (counting the same).
+void check_loads_like_bpftool(const std::vector<std::string>& args, const std::vector<std::string>& bpftool_args) {
+  std::vector<std::string> b{"btf", "dump", "file"};
+  b.insert(b.end(), bpftool_args.begin(), bpftool_args.end());
+  const std::string expected = bpftool(b);
+  REQUIRE(type_count(expected) > 0);
+  std::vector<std::string> dump{"dump"}, measure{"measure", "--format", "json"};
+  dump.insert(dump.end(), args.begin(), args.end());
+  measure.insert(measure.end(), args.begin(), args.end());
+  CHECK(first_difference(ours(dump), expected) == "");
+  CHECK(json::parse(ours(measure)).at("type_count") == type_count(expected));
+}
+
+std::string c_compiler() {
+  for (const char* cc : {"cc", "gcc"})
+    if (have(cc)) return cc;
+  return "";
+}
+
+// A .ko-style object: kmod_types.c with DWARF turned into BTF split on the running kernel's, and the
+// section named `module_section` (.modinfo or .gnu.linkonce.this_module) that marks a kernel module.
+// With an empty `module_section`, the same object without any module marker.
+std::string build_module(const TempDir& dir, const std::string& vmlinux, const std::string& module_section) {
+  const std::string cc = c_compiler();
+  REQUIRE(!cc.empty());
+  const std::string object = dir.file("kmod_types.o");
+  if (access(object.c_str(), F_OK) != 0) {
+    RunResult r = run({cc, "-g", "-O0", "-c", source_data_dir() + "/data/kmod_types.c", "-o", object});
+    INFO(cc << ": " << r.err);
+    REQUIRE(r.status == 0);
+    r = run({"pahole", "-J", "--btf_base", vmlinux, object});
+    INFO("pahole: " << r.out << r.err);
+    REQUIRE(r.status == 0);
+  }
+  if (module_section.empty()) return object;
+  write_file(dir.file("modinfo"), std::string("license=GPL\0name=kmod_types\0", 29));
+  const std::string ko = dir.file("kmod_types" + module_section + ".ko");
+  const RunResult r = run({"objcopy", "--add-section", module_section + "=" + dir.file("modinfo"), object, ko});
+  INFO("objcopy: " << r.err);
+  REQUIRE(r.status == 0);
+  return ko;
+}
+
+}  // namespace
+
+TEST_CASE("raw BTF loads from a file and from a pipe", "[inputs]") {
+  const TempDir dir;
+  write_file(dir.file("all_kinds.btf"), all_kinds_btf());
+  check_loads_like_bpftool({dir.file("all_kinds.btf")}, {dir.file("all_kinds.btf")});
+
+  // A FIFO cannot be mapped: it is read as a stream.
+  REQUIRE(mkfifo(dir.file("pipe").c_str(), 0600) == 0);
+  const RunResult r = run({"sh", "-c", "cat \"$1\" > \"$2\" & exec \"$3\" dump \"$2\"", "sh", dir.file("all_kinds.btf"),
+                           dir.file("pipe"), btfslim_path()});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(first_difference(r.out, bpftool({"btf", "dump", "file", dir.file("all_kinds.btf")})) == "");
+}
+
+TEST_CASE("an ELF file's .BTF loads: pahole's and clang's", "[inputs]") {
+  for (const std::string& file : {build_data_dir() + "/pahole_types.o", build_data_dir() + "/minimal.bpf.o"}) {
+    INFO(file);
+    check_loads_like_bpftool({file}, {file});
+  }
+}
+
+TEST_CASE("split BTF loads on the base given with --base or -B", "[inputs]") {
+  const TempDir dir;
+  const SplitPair pair = split_btf(false);
+  write_file(dir.file("base.btf"), pair.base);
+  write_file(dir.file("split.btf"), pair.split);
+  check_loads_like_bpftool({dir.file("split.btf"), "--base", dir.file("base.btf")},
+                           {dir.file("split.btf"), "--base-btf", dir.file("base.btf")});
+  check_loads_like_bpftool({"-B", dir.file("base.btf"), dir.file("split.btf")},
+                           {dir.file("split.btf"), "--base-btf", dir.file("base.btf")});
+}
+
+TEST_CASE("big-endian BTF dumps as its little-endian twin", "[inputs]") {
+  const TempDir dir;
+  write_file(dir.file("le.btf"), all_kinds_btf(false));
+  write_file(dir.file("be.btf"), all_kinds_btf(true));
+  REQUIRE(read_file(dir.file("le.btf")) != read_file(dir.file("be.btf")));
+  const std::string le = ours({"dump", dir.file("le.btf")});
+  CHECK(first_difference(ours({"dump", dir.file("be.btf")}), le) == "");
+  CHECK(first_difference(ours({"dump", "--format", "json", dir.file("be.btf")}),
+                         ours({"dump", "--format", "json", dir.file("le.btf")})) == "");
+  CHECK(json::parse(ours({"measure", "--format", "json", dir.file("be.btf")})).at("byte_order") == "big");
+
+  // Split BTF on a base, both big-endian.
+  const SplitPair le_pair = split_btf(false), be_pair = split_btf(true);
+  write_file(dir.file("le_base.btf"), le_pair.base);
+  write_file(dir.file("le_split.btf"), le_pair.split);
+  write_file(dir.file("be_base.btf"), be_pair.base);
+  write_file(dir.file("be_split.btf"), be_pair.split);
+  CHECK(first_difference(ours({"dump", dir.file("be_split.btf"), "--base", dir.file("be_base.btf")}),
+                         ours({"dump", dir.file("le_split.btf"), "--base", dir.file("le_base.btf")})) == "");
+}
+
+TEST_CASE("the shorthand vmlinux and no input at all mean the running kernel", "[inputs]") {
+  const std::string vmlinux = running_vmlinux();
+  if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux on this machine");
+  const std::string expected = bpftool({"btf", "dump", "file", vmlinux});
+  const TempDir dir;
+
+  RunResult r = btfslim_in(dir.path(), {"dump", "vmlinux"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(first_difference(r.out, expected) == "");
+
+  r = btfslim_in(dir.path(), {"dump"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(first_difference(r.out, expected) == "");
+  r = btfslim_in(dir.path(), {"measure", "--format", "json"});
+  REQUIRE(r.status == 0);
+  CHECK(json::parse(r.out).at("input") == vmlinux);
+
+  // A file called vmlinux here is that file, not the running kernel.
+  write_file(dir.file("vmlinux"), all_kinds_btf());
+  r = btfslim_in(dir.path(), {"dump", "vmlinux"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(first_difference(r.out, bpftool({"btf", "dump", "file", dir.file("vmlinux")})) == "");
+}
+
+TEST_CASE("a module name loads /sys/kernel/btf/NAME on the running vmlinux", "[inputs]") {
+  const std::string vmlinux = running_vmlinux();
+  if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux on this machine");
+  std::string module;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/kernel/btf"))
+    if (entry.path().filename() != "vmlinux") module = entry.path().filename().string();
+  if (module.empty()) return skip("the running kernel has no module BTF under /sys/kernel/btf");
+  INFO("module " << module);
+  const std::string path = "/sys/kernel/btf/" + module;
+  const std::string expected = bpftool({"--base-btf", vmlinux, "btf", "dump", "file", path});
+  const TempDir dir;  // nothing called `module` here
+  const RunResult r = btfslim_in(dir.path(), {"dump", module});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(first_difference(r.out, expected) == "");
+  check_loads_like_bpftool({path}, {path, "--base-btf", vmlinux});
+}
+
+TEST_CASE("a .ko loads on the running vmlinux without --base", "[inputs]") {
+  const std::string vmlinux = running_vmlinux();
+  if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux on this machine");
+  const TempDir dir;
+  const std::string ko = build_module(dir, vmlinux, ".modinfo");
+  const std::string expected = bpftool({"--base-btf", vmlinux, "btf", "dump", "file", ko});
+  REQUIRE(expected.find("STRUCT 'nf_demo_conn'") != std::string::npos);
+  check_loads_like_bpftool({ko}, {ko, "--base-btf", vmlinux});
+
+  // Its ids continue the kernel's, and measure says what it is split on.
+  const std::size_t kernel_types = type_count(bpftool({"btf", "dump", "file", vmlinux}));
+  std::string first_line = "[";  // built in steps: GCC 12 warns falsely on "[" + std::string (-Wrestrict)
+  first_line += std::to_string(kernel_types + 1) + "] ";
+  CHECK(expected.rfind(first_line, 0) == 0);
+  const json m = json::parse(ours({"measure", "--format", "json", ko}));
+  CHECK(m.at("split") == true);
+  CHECK(m.at("base") == vmlinux);
+
+  // The other section that marks a module.
+  const std::string linkonce = build_module(dir, vmlinux, ".gnu.linkonce.this_module");
+  CHECK(first_difference(ours({"dump", linkonce}), expected) == "");
+
+  // Without a module section the split BTF needs --base; with it, it loads the same.
+  const std::string object = build_module(dir, vmlinux, "");
+  const RunResult r = btfslim({"dump", object});
+  CHECK(r.status == 2);
+  CHECK(r.err.rfind("btfslim: " + object + ": ", 0) == 0);
+  CHECK(r.err.find("--base") != std::string::npos);
+  CHECK(first_difference(ours({"dump", object, "--base", vmlinux}), expected) == "");
+}
+
+}  // namespace btfslim::test
