@@ -2,7 +2,13 @@
 // returns nothing; the subcommand runs from its CLI11 callback. Commands throw InputError for bad input.
 #pragma once
 
+#include "btfslim/btf.h"
+
 #include <CLI/CLI.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace btfslim::cli {
 
@@ -15,5 +21,8 @@ struct InputArgs {
   std::string base;   // --base
 };
 void add_input_options(CLI::App& cmd, InputArgs& args);
+
+// "struct", "FUNC_PROTO", ... as kinds; an unknown name is an InputError naming `option`.
+std::vector<Kind> parse_kind_list(const std::vector<std::string>& names, std::string_view option);
 
 }  // namespace btfslim::cli

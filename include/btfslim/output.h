@@ -92,6 +92,9 @@ namespace btfslim {
 // of rounded fractions still sums to its TOTAL row.
 std::vector<std::uint64_t> round_to_total(const std::vector<double>& parts, std::uint64_t total);
 
+// 100 * part / whole, 0 for an empty whole.
+inline double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
 // 1234567 -> "1,234,567"
 std::string with_commas(std::uint64_t n);
 

@@ -22,11 +22,7 @@ void run_dump(const DumpArgs& args) {
     selection.ids.insert(selection.ids.end(), ids.begin(), ids.end());
   }
   selection.names = args.names;
-  for (const auto& k : args.kinds) {
-    const auto kind = parse_kind(k);
-    if (!kind) fail("--kind", "unknown kind '{}' (e.g. struct, union, enum, func_proto, typedef)", k);
-    selection.kinds.push_back(*kind);
-  }
+  selection.kinds = parse_kind_list(args.kinds, "--kind");
   const auto btf = load_btf(args.in.input, {args.in.base});
   OutputBuffer out;
   if (args.format == "raw")

@@ -36,16 +36,6 @@ Format parse_format(const std::string& f) {
   return f == "json" ? Format::Json : f == "csv" ? Format::Csv : Format::Table;
 }
 
-std::vector<Kind> parse_kinds(const std::vector<std::string>& names, std::string_view option) {
-  std::vector<Kind> kinds;
-  for (const auto& k : names) {
-    const auto kind = parse_kind(k);
-    if (!kind) fail(std::string(option), "unknown kind '{}' (e.g. struct, func, func_proto, decl_tag)", k);
-    kinds.push_back(*kind);
-  }
-  return kinds;
-}
-
 // Module BTFs named on the command line, or every module under /sys/kernel/btf, sorted by name.
 std::vector<std::string> module_paths(const std::vector<std::string>& given) {
   if (!given.empty()) return given;
@@ -97,9 +87,9 @@ void run_measure(const MeasureArgs& args) {
   o.top = args.top;
   o.all = args.all;
   o.closure_all = args.closure;
-  o.filter.kinds = parse_kinds(args.kinds, "--kind");
+  o.filter.kinds = parse_kind_list(args.kinds, "--kind");
   o.filter.names = args.names;
-  const auto without = parse_kinds(args.without, "--without");
+  const auto without = parse_kind_list(args.without, "--without");
   o.delivery.enabled = args.kernel_model == "module";
   if (!args.resident_base.empty()) {
     if (!o.delivery.enabled) fail("--resident-base", "goes with --kernel-model module");

@@ -139,8 +139,6 @@ std::string type_label(const Btf& btf, TypeId id) {
   return label;
 }
 
-double pct(double v, std::uint64_t total) { return total ? 100.0 * v / static_cast<double>(total) : 0.0; }
-
 // ---- kernel memory ----
 
 struct KernelLine {
@@ -174,7 +172,7 @@ void print_kernel_memory(const Btf& btf, const Footprint& fp, const ModuleDelive
   out.print("  the rest as a module, after first use: {}\n", describe(rest));
   out.print("  resident before first use: {} instead of {} as vmlinux ({})\n", human_size(resident.total()),
             human_size(fp.kernel.total()),
-            fmt::format("{:+.1f}%", pct(static_cast<double>(resident.total()) - fp.kernel.total(), fp.kernel.total())));
+            fmt::format("{:+.1f}%", percent(static_cast<double>(resident.total()) - fp.kernel.total(), fp.kernel.total())));
 }
 
 void json_kernel_memory(JsonWriter& w, const KernelMemory& m) {
@@ -212,7 +210,7 @@ void table_kinds(const FileFootprint& f, OutputBuffer& out) {
   for (const KindRow& r : rows)
     out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", r.label, r.count ? with_commas(r.count) : "",
               r.records ? human_size(r.records) : "", r.strings ? human_size(r.strings) : "", human_size(r.total()),
-              pct(r.total(), f.file_bytes));
+              percent(r.total(), f.file_bytes));
   out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", "TOTAL", with_commas(f.type_count),
             human_size(f.type_bytes + f.header_bytes + f.gap_bytes), human_size(f.string_bytes),
             human_size(f.file_bytes), 100.0);
@@ -228,13 +226,13 @@ void table_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, O
     const double sorted = o.sort == MeasureSort::Retained ? fp.retained[r.node] : fp.own[r.node];
     out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", type_label(btf, r.id), kind_name(btf.type(r.id).kind()),
               human_size(fp.own[r.node]), human_size(fp.retained[r.node]),
-              r.closure < 0 ? std::string("-") : human_size(r.closure), pct(sorted, file));
+              r.closure < 0 ? std::string("-") : human_size(r.closure), percent(sorted, file));
   }
   for (const FoldedRow& f : t.folded)
-    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", f.label, "", human_size(f.own), "", "", pct(f.own, file));
+    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", f.label, "", human_size(f.own), "", "", percent(f.own, file));
   for (const KindRow& r : overhead_rows(fp.file))
     out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", r.label, "", human_size(r.total()), "", "",
-              pct(r.total(), file));
+              percent(r.total(), file));
   out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", "TOTAL", "", human_size(file), "", "", 100.0);
 }
 
@@ -246,7 +244,7 @@ void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o
   double rest = file;
   for (std::size_t i = 0; i < shown; ++i) {
     out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", rows[i].prefix, with_commas(rows[i].count), human_size(rows[i].own),
-              pct(rows[i].own, file));
+              percent(rows[i].own, file));
     rest -= rows[i].own;
   }
   if (rows.size() > shown) {
@@ -254,11 +252,11 @@ void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o
     std::uint64_t count = 0;
     for (std::size_t i = shown; i < rows.size(); ++i) others += rows[i].own, count += rows[i].count;
     out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", fmt::format("[{} other prefixes]", with_commas(rows.size() - shown)),
-              with_commas(count), human_size(others), pct(others, file));
+              with_commas(count), human_size(others), percent(others, file));
     rest -= others;
   }
   out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", "[not selected, header, unused]", "", human_size(std::max(rest, 0.0)),
-            pct(std::max(rest, 0.0), file));
+            percent(std::max(rest, 0.0), file));
   out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", "TOTAL", "", human_size(file), 100.0);
 }
 

@@ -11,8 +11,6 @@
 namespace btfslim {
 namespace {
 
-double pct(double v, double total) { return total > 0 ? 100.0 * v / total : 0.0; }
-
 std::string type_label(const Btf& btf, TypeId id) {
   const TypeView t = btf.type(id);
   return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), type_summary(btf, id));
@@ -131,7 +129,7 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view que
     out.print("  own       {:>10}  record {} + strings {}\n", human_size(fp.own[d.node]), human_size(record),
               human_size(fp.strings.per_type[d.node]));
     out.print("  retained  {:>10}  {} types go if it goes ({:.2f}% of the BTF)\n", human_size(fp.retained[d.node]),
-              with_commas(d.retained_types), pct(fp.retained[d.node], fp.file.file_bytes));
+              with_commas(d.retained_types), percent(fp.retained[d.node], fp.file.file_bytes));
     out.print("  closure   {:>10}  {} types reachable from it: what keeping it whole costs\n", human_size(d.closure),
               with_commas(d.closure_types));
     out.print("  referred to by {} types{}\n", with_commas(d.referrers.size()), d.referrers.empty() ? "" : ":");
@@ -212,7 +210,7 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
   }
   out.print("{} without {}:\n", btf.name(), names);
   out.print("  removed {} types, {} ({:.1f}% of {}): {} of those kinds and {} more that only they kept alive\n",
-            with_commas(direct + dragged), human_size(removed_bytes), pct(removed_bytes, file), human_size(file),
+            with_commas(direct + dragged), human_size(removed_bytes), percent(removed_bytes, file), human_size(file),
             with_commas(direct), with_commas(dragged));
   out.print("  remaining {}: {}\n\n", human_size(file - removed_bytes),
             fmt::format("{} types", with_commas(n - direct - dragged)));
