@@ -13,6 +13,7 @@
 #include "btfslim/btf.h"
 #include "btfslim/graph.h"
 #include "btfslim/kernel_memory.h"
+#include "btfslim/memory.h"
 
 #include <array>
 #include <cstdint>
@@ -21,7 +22,7 @@
 namespace btfslim {
 
 struct StringAttribution {
-  std::vector<double> per_type;        // string bytes of each own type, indexed by id - first_id()
+  ZeroedArray<double> per_type;        // string bytes of each own type, indexed by id - first_id()
   std::uint64_t referenced_bytes = 0;  // sum of per_type (exact; per_type holds the fractions)
   std::uint64_t unreferenced_bytes = 0;  // own string bytes no type names, the leading "" included
 };
@@ -56,11 +57,11 @@ struct Footprint {
   enum class Depth { Kinds, Full };
 
   StringAttribution strings;
+  ZeroedArray<double> own;
   FileFootprint file;
-  std::vector<double> own;
   TypeGraph graph;
   DominatorTree dominators;
-  std::vector<double> retained;
+  ZeroedArray<double> retained;
   KernelMemory kernel;
 
   // retained and the graph are left empty at Depth::Kinds.

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "btfslim/btf.h"
+#include "btfslim/memory.h"
 
 #include <cstdint>
 #include <span>
@@ -21,7 +22,7 @@ namespace btfslim {
 
 class TypeGraph {
  public:
-  TypeGraph() : succ_start_(1, 0), pred_start_(1, 0) {}
+  TypeGraph() : succ_start_(1), pred_start_(1) {}
   explicit TypeGraph(const Btf& btf);
 
   std::uint32_t node_count() const { return static_cast<std::uint32_t>(succ_start_.size() - 1); }
@@ -35,15 +36,15 @@ class TypeGraph {
   std::uint64_t base_edge_count() const { return base_edges_; }
 
  private:
-  std::vector<std::uint32_t> succ_start_, succ_, pred_start_, pred_;
+  ZeroedArray<std::uint32_t> succ_start_, succ_, pred_start_, pred_;
   std::uint64_t base_edges_ = 0;
 };
 
 inline constexpr std::uint32_t kVirtualRoot = 0xffffffffu;
 
 struct DominatorTree {
-  std::vector<std::uint32_t> idom;      // per node: its immediate dominator node, or kVirtualRoot
-  std::vector<std::uint32_t> preorder;  // every node, in depth-first preorder from the virtual root
+  ZeroedArray<std::uint32_t> idom;      // per node: its immediate dominator node, or kVirtualRoot
+  ZeroedArray<std::uint32_t> preorder;  // every node, in depth-first preorder from the virtual root
   std::vector<std::uint32_t> roots;     // the nodes the virtual root points at
 };
 
@@ -51,7 +52,7 @@ struct DominatorTree {
 DominatorTree compute_dominators(const TypeGraph& graph);
 
 // Sums `own` over each node's dominator subtree.
-std::vector<double> retained_sizes(const DominatorTree& tree, std::span<const double> own);
+ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const double> own);
 
 // Everything reachable from `node` (itself included), by own bytes; `visited` is scratch of
 // node_count() entries whose values are reused across calls through `epoch` (no clearing).

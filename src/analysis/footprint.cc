@@ -6,6 +6,7 @@
 // means one cache miss per reference in each pass over the types, which is what this costs: two linear
 // passes over the types, one over the strings, and no per-type allocation.
 #include "btfslim/footprint.h"
+#include "btfslim/memory.h"
 
 #include <cstring>
 #include <unordered_map>
@@ -15,7 +16,7 @@ namespace {
 
 class StringRefs {
  public:
-  explicit StringRefs(std::size_t n) : slots_(n, 0) {}
+  explicit StringRefs(std::size_t n) : slots_(n) {}
   void add(std::uint32_t i) {
     const unsigned c = slots_[i] & 0xff;
     if (c < kSaturated) {
@@ -49,7 +50,7 @@ class StringRefs {
 
  private:
   static constexpr unsigned kSaturated = 255;
-  std::vector<std::uint16_t> slots_;
+  ZeroedArray<std::uint16_t> slots_;
   std::unordered_map<std::uint32_t, std::uint32_t> big_;
 };
 
@@ -57,7 +58,7 @@ class StringRefs {
 
 StringAttribution attribute_strings(const Btf& btf) {
   StringAttribution out;
-  out.per_type.assign(btf.own_count(), 0.0);
+  out.per_type = ZeroedArray<double>(btf.own_count());
   const auto strings = btf.string_section();
   const std::uint32_t base = btf.string_base();
   const auto len = static_cast<std::uint32_t>(strings.size());
@@ -108,9 +109,10 @@ StringAttribution attribute_strings(const Btf& btf) {
   return out;
 }
 
-FileFootprint measure_file(const Btf& btf) { return measure_file(btf, attribute_strings(btf)); }
+namespace {
 
-FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) {
+// One pass over the types: the per-kind sums and, where `own` is given, each type's own bytes.
+FileFootprint roll_up(const Btf& btf, const StringAttribution& strings, double* own) {
   FileFootprint f;
   const Header& h = btf.header();
   f.file_bytes = btf.raw().size();
@@ -119,26 +121,30 @@ FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) {
   f.string_bytes = h.str_len;
   f.gap_bytes = f.file_bytes - f.header_bytes - f.type_bytes - f.string_bytes;
   f.type_count = btf.own_count();
-
   f.referenced_string_bytes = strings.referenced_bytes;
   f.unreferenced_string_bytes = strings.unreferenced_bytes;
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
     const TypeView t = btf.type(id);
+    const std::uint32_t node = id - btf.first_id();
+    const std::uint32_t record = t.record_size();
     KindFootprint& k = f.kinds[static_cast<unsigned>(t.kind())];
     ++k.count;
-    k.record_bytes += t.record_size();
-    k.string_bytes += strings.per_type[id - btf.first_id()];
+    k.record_bytes += record;
+    k.string_bytes += strings.per_type[node];
+    if (own) own[node] = record + strings.per_type[node];
   }
   return f;
 }
 
+}  // namespace
+
+FileFootprint measure_file(const Btf& btf) { return measure_file(btf, attribute_strings(btf)); }
+
+FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) { return roll_up(btf, strings, nullptr); }
+
 Footprint::Footprint(const Btf& btf, Depth depth)
-    : strings(attribute_strings(btf)), file(measure_file(btf, strings)), kernel(kernel_memory(btf)) {
-  own.resize(btf.own_count());
-  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
-    const std::uint32_t node = id - btf.first_id();
-    own[node] = btf.type(id).record_size() + strings.per_type[node];
-  }
+    : strings(attribute_strings(btf)), own(btf.own_count()), kernel(kernel_memory(btf)) {
+  file = roll_up(btf, strings, own.data());
   if (depth == Depth::Kinds) return;
   graph = TypeGraph(btf);
   dominators = compute_dominators(graph);

@@ -1,6 +1,8 @@
 // Building the reference graph, dominators, retained and closure sizes (see graph.h for the model).
 #include "btfslim/graph.h"
 
+#include <algorithm>
+
 namespace btfslim {
 namespace {
 
@@ -26,26 +28,27 @@ void for_each_edge(const Btf& btf, std::uint64_t& base_edges, Fn&& fn) {
   }
 }
 
-void to_csr(std::vector<std::uint32_t>& start, std::vector<std::uint32_t>& edges) {
-  // `start` holds counts in [1..n]; turn them into offsets and leave start[i] at the fill position.
+void to_csr(ZeroedArray<std::uint32_t>& start, ZeroedArray<std::uint32_t>& edges) {
+  // `start` holds counts in [1..n]; turn them into offsets.
   for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  edges.resize(start.back());
+  edges = ZeroedArray<std::uint32_t>(start[start.size() - 1]);
 }
 
 }  // namespace
 
 TypeGraph::TypeGraph(const Btf& btf) {
   const std::uint32_t n = btf.own_count();
-  succ_start_.assign(n + 1, 0);
-  pred_start_.assign(n + 1, 0);
+  succ_start_ = ZeroedArray<std::uint32_t>(n + 1);
+  pred_start_ = ZeroedArray<std::uint32_t>(n + 1);
   for_each_edge(btf, base_edges_, [&](std::uint32_t from, std::uint32_t to) {
     ++succ_start_[from + 1];
     ++pred_start_[to + 1];
   });
   to_csr(succ_start_, succ_);
   to_csr(pred_start_, pred_);
-  std::vector<std::uint32_t> succ_fill(succ_start_.begin(), succ_start_.end() - 1);
-  std::vector<std::uint32_t> pred_fill(pred_start_.begin(), pred_start_.end() - 1);
+  ZeroedArray<std::uint32_t> succ_fill(n), pred_fill(n);
+  std::copy(succ_start_.begin(), succ_start_.end() - 1, succ_fill.begin());
+  std::copy(pred_start_.begin(), pred_start_.end() - 1, pred_fill.begin());
   for_each_edge(btf, base_edges_, [&](std::uint32_t from, std::uint32_t to) {
     succ_[succ_fill[from]++] = to;
     pred_[pred_fill[to]++] = from;
@@ -55,17 +58,15 @@ TypeGraph::TypeGraph(const Btf& btf) {
 DominatorTree compute_dominators(const TypeGraph& graph) {
   const std::uint32_t n = graph.node_count();
   // DFS numbers: 1 is the virtual root, nodes get 2..n+1; 0 means not reached yet.
-  std::vector<std::uint32_t> num(n, 0);
-  std::vector<std::uint32_t> node_of(n + 2, kVirtualRoot);
-  std::vector<std::uint32_t> parent(n + 2, 0);
+  ZeroedArray<std::uint32_t> num(n), node_of(n + 2), parent(n + 2);
   std::uint32_t next = 1;
 
   struct Frame {
     std::uint32_t node;
     std::uint32_t edge;
   };
-  std::vector<Frame> stack;
   std::vector<std::uint32_t> roots;
+  std::vector<Frame> stack;
   auto dfs_from = [&](std::uint32_t start) {
     roots.push_back(start);
     num[start] = ++next;
@@ -93,8 +94,11 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
     if (!num[v]) dfs_from(v);
 
   // Semidominators, with path compression over the already-processed part of the DFS tree.
-  std::vector<std::uint32_t> semi(n + 2), label(n + 2), ancestor(parent), idom(parent);
-  for (std::uint32_t i = 0; i < n + 2; ++i) semi[i] = label[i] = i;
+  ZeroedArray<std::uint32_t> semi(n + 2), label(n + 2), ancestor(n + 2), idom(n + 2);
+  for (std::uint32_t i = 0; i < n + 2; ++i) {
+    semi[i] = label[i] = i;
+    ancestor[i] = idom[i] = parent[i];
+  }
   std::vector<std::uint32_t> path;
   auto eval = [&](std::uint32_t v, std::uint32_t last_linked) {
     if (ancestor[v] < last_linked) return label[v];
@@ -132,8 +136,8 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
 
   DominatorTree tree;
   tree.roots = std::move(roots);
-  tree.idom.resize(n);
-  tree.preorder.resize(n);
+  tree.idom = ZeroedArray<std::uint32_t>(n);
+  tree.preorder = ZeroedArray<std::uint32_t>(n);
   for (std::uint32_t i = 2; i <= n + 1; ++i) {
     tree.preorder[i - 2] = node_of[i];
     tree.idom[node_of[i]] = idom[i] == 1 ? kVirtualRoot : node_of[idom[i]];
@@ -141,8 +145,9 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   return tree;
 }
 
-std::vector<double> retained_sizes(const DominatorTree& tree, std::span<const double> own) {
-  std::vector<double> retained(own.begin(), own.end());
+ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const double> own) {
+  ZeroedArray<double> retained(own.size());
+  std::copy(own.begin(), own.end(), retained.begin());
   // Children come after their dominator in preorder: fold from the end.
   for (auto it = tree.preorder.rbegin(); it != tree.preorder.rend(); ++it) {
     const std::uint32_t d = tree.idom[*it];

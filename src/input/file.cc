@@ -58,8 +58,10 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
   file->path_ = path;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     const auto size = static_cast<std::size_t>(st.st_size);
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
-    if (p == MAP_FAILED) p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    // MAP_POPULATE: every page is read anyway, and one populate call is far cheaper than a page fault per
+    // 4 KiB (on paravirtualized VMs, several microseconds each).
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (p == MAP_FAILED) p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
     if (p != MAP_FAILED) {
       file->data_ = static_cast<const std::uint8_t*>(p);
       file->size_ = size;

@@ -78,7 +78,7 @@ TEST_CASE("own, retained and closure bytes of a hand-built BTF", "[footprint]") 
   // Roots: node_t, walk, lonely. int, node * and node are shared between roots; the proto only by walk.
   const std::vector<std::uint32_t> idom{kVirtualRoot, kVirtualRoot, kVirtualRoot, kVirtualRoot, 5, kVirtualRoot,
                                         kVirtualRoot};
-  CHECK(fp.dominators.idom == idom);
+  CHECK(std::vector<std::uint32_t>(fp.dominators.idom.begin(), fp.dominators.idom.end()) == idom);
   const std::vector<double> retained{20, 12, 48, 19, 22, 39, 33};
   for (std::size_t i = 0; i < retained.size(); ++i) CHECK(fp.retained[i] == Approx(retained[i]));
   std::set<std::uint32_t> roots(fp.dominators.roots.begin(), fp.dominators.roots.end());
