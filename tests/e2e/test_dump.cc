@@ -5,6 +5,7 @@
 // pahole ELF, a clang .bpf.o and split BTF on its base. Large outputs are compared by a helper that
 // reports the first differing line, not the whole 12 MB.
 #include "fixtures.h"
+#include "oracles.h"
 #include "process.h"
 
 #include <catch2/catch.hpp>
@@ -20,37 +21,6 @@ namespace btfslim::test {
 namespace {
 
 using nlohmann::json;
-
-// bpftool is an oracle that the project's setup installs: without it these tests fail, never skip.
-std::string bpftool_program() {
-  if (have("bpftool")) return "bpftool";
-  for (const char* path : {"/usr/sbin/bpftool", "/sbin/bpftool", "/usr/local/sbin/bpftool"})
-    if (access(path, X_OK) == 0) return path;
-  return "";
-}
-
-// bpftool's stdout for these arguments; the same run is made once per test process.
-std::string bpftool(std::vector<std::string> args) {
-  static std::map<std::vector<std::string>, std::string> cache;
-  if (const auto it = cache.find(args); it != cache.end()) return it->second;
-  const std::string program = bpftool_program();
-  if (program.empty()) FAIL("bpftool is not installed (it is the oracle these tests compare with)");
-  std::vector<std::string> argv{program};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const RunResult r = run(argv);
-  INFO("bpftool " << args.back() << ": " << r.err);
-  REQUIRE(r.status == 0);
-  return cache[args] = r.out;
-}
-
-// btfslim's stdout; it must succeed silently.
-std::string ours(const std::vector<std::string>& args) {
-  const RunResult r = btfslim(args);
-  INFO("btfslim stderr: " << r.err);
-  REQUIRE(r.status == 0);
-  REQUIRE(r.err.empty());
-  return r.out;
-}
 
 // "" when equal, else where the two texts first differ.
 std::string first_difference(const std::string& ours, const std::string& theirs) {

@@ -6,6 +6,7 @@
 // The oracle is bpftool's raw dump of the same input; big-endian input is held to its little-endian
 // twin's dump.
 #include "fixtures.h"
+#include "oracles.h"
 #include "process.h"
 
 #include <catch2/catch.hpp>
@@ -20,32 +21,6 @@ namespace btfslim::test {
 namespace {
 
 using nlohmann::json;
-
-// bpftool is an oracle that the project's setup installs: without it these tests fail, never skip.
-std::string bpftool_program() {
-  if (have("bpftool")) return "bpftool";
-  for (const char* path : {"/usr/sbin/bpftool", "/sbin/bpftool", "/usr/local/sbin/bpftool"})
-    if (access(path, X_OK) == 0) return path;
-  return "";
-}
-
-std::string bpftool(std::vector<std::string> args) {
-  const std::string program = bpftool_program();
-  if (program.empty()) FAIL("bpftool is not installed (it is the oracle these tests compare with)");
-  args.insert(args.begin(), program);
-  const RunResult r = run(args);
-  INFO("bpftool: " << r.err);
-  REQUIRE(r.status == 0);
-  return r.out;
-}
-
-std::string ours(const std::vector<std::string>& args) {
-  const RunResult r = btfslim(args);
-  INFO("btfslim stderr: " << r.err);
-  REQUIRE(r.status == 0);
-  REQUIRE(r.err.empty());
-  return r.out;
-}
 
 // Runs btfslim in `dir`, so that relative names (and the shorthand) resolve there.
 RunResult btfslim_in(const std::string& dir, const std::vector<std::string>& args) {

@@ -5,6 +5,7 @@
 // The invariants hold for every input: the parts add up to the blob, kinds add up to the sections, the
 // CSV rows add up to its TOTAL row.
 #include "fixtures.h"
+#include "oracles.h"
 #include "process.h"
 
 #include <bpf/btf.h>
@@ -24,32 +25,6 @@ namespace btfslim::test {
 namespace {
 
 using nlohmann::json;
-
-// bpftool is an oracle that the project's setup installs: without it these tests fail, never skip.
-std::string bpftool_program() {
-  if (have("bpftool")) return "bpftool";
-  for (const char* path : {"/usr/sbin/bpftool", "/sbin/bpftool", "/usr/local/sbin/bpftool"})
-    if (access(path, X_OK) == 0) return path;
-  return "";
-}
-
-std::string bpftool(std::vector<std::string> args) {
-  const std::string program = bpftool_program();
-  if (program.empty()) FAIL("bpftool is not installed (it is the oracle these tests compare with)");
-  args.insert(args.begin(), program);
-  const RunResult r = run(args);
-  INFO("bpftool: " << r.err);
-  REQUIRE(r.status == 0);
-  return r.out;
-}
-
-std::string ours(const std::vector<std::string>& args) {
-  const RunResult r = btfslim(args);
-  INFO("btfslim stderr: " << r.err);
-  REQUIRE(r.status == 0);
-  REQUIRE(r.err.empty());
-  return r.out;
-}
 
 // The bytes of an ELF file's section, found with libelf independently of btfslim's reader.
 std::string elf_section(const std::string& path, const std::string& name) {
