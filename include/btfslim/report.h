@@ -35,6 +35,10 @@ struct MeasureOptions {
 
 void print_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& options, OutputBuffer& out);
 
+// The footprint fields of one type, inside an open JSON object: id, kind, name, record_bytes,
+// string_bytes, own_bytes, retained_bytes.
+void json_type_footprint(JsonWriter& w, const Btf& btf, const Footprint& fp, TypeId id);
+
 // --type NAME: one type (every type of that name) in detail. Throws InputError when none matches.
 void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view name, Format format,
                        OutputBuffer& out);

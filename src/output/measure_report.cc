@@ -222,18 +222,19 @@ void table_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, O
   out.print("\n{:<44}{:<11}{:>11}{:>11}{:>11}{:>8}\n",
             o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)", "KIND", "OWN", "RETAINED",
             "CLOSURE", "%");
+  auto row = [&](std::string_view label, std::string_view kind, double own, std::string_view retained,
+                 std::string_view closure, double share) {
+    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", label, kind, human_size(own), retained, closure,
+              percent(share, file));
+  };
   for (const TypeRow& r : t.rows) {
     const double sorted = o.sort == MeasureSort::Retained ? fp.retained[r.node] : fp.own[r.node];
-    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", type_label(btf, r.id), kind_name(btf.type(r.id).kind()),
-              human_size(fp.own[r.node]), human_size(fp.retained[r.node]),
-              r.closure < 0 ? std::string("-") : human_size(r.closure), percent(sorted, file));
+    row(type_label(btf, r.id), kind_name(btf.type(r.id).kind()), fp.own[r.node], human_size(fp.retained[r.node]),
+        r.closure < 0 ? std::string("-") : human_size(r.closure), sorted);
   }
-  for (const FoldedRow& f : t.folded)
-    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", f.label, "", human_size(f.own), "", "", percent(f.own, file));
-  for (const KindRow& r : overhead_rows(fp.file))
-    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", r.label, "", human_size(r.total()), "", "",
-              percent(r.total(), file));
-  out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", "TOTAL", "", human_size(file), "", "", 100.0);
+  for (const FoldedRow& f : t.folded) row(f.label, "", f.own, "", "", f.own);
+  for (const KindRow& r : overhead_rows(fp.file)) row(r.label, "", r.total(), "", "", r.total());
+  row("TOTAL", "", file, "", "", file);
 }
 
 void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
@@ -347,15 +348,8 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
   w.key("types");
   w.begin_array();
   for (const TypeRow& r : t.rows) {
-    const TypeView tv = btf.type(r.id);
     w.begin_object();
-    w.field("id", r.id);
-    w.field("kind", kind_name(tv.kind()));
-    w.field("name", btf.str(tv.name_off()));
-    w.field("record_bytes", tv.record_size());
-    w.field("string_bytes", fp.strings.per_type[r.node]);
-    w.field("own_bytes", fp.own[r.node]);
-    w.field("retained_bytes", fp.retained[r.node]);
+    json_type_footprint(w, btf, fp, r.id);
     if (r.closure >= 0) {
       w.field("closure_bytes", r.closure);
       w.field("closure_types", r.closure_types);
@@ -390,6 +384,18 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
 }
 
 }  // namespace
+
+void json_type_footprint(JsonWriter& w, const Btf& btf, const Footprint& fp, TypeId id) {
+  const TypeView t = btf.type(id);
+  const std::uint32_t node = id - btf.first_id();
+  w.field("id", id);
+  w.field("kind", kind_name(t.kind()));
+  w.field("name", btf.str(t.name_off()));
+  w.field("record_bytes", t.record_size());
+  w.field("string_bytes", fp.strings.per_type[node]);
+  w.field("own_bytes", fp.own[node]);
+  w.field("retained_bytes", fp.retained[node]);
+}
 
 void print_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
   switch (o.format) {

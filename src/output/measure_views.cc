@@ -85,15 +85,8 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view que
     w.key("types");
     w.begin_array();
     for (const Detail& d : details) {
-      const TypeView t = btf.type(d.id);
       w.begin_object();
-      w.field("id", d.id);
-      w.field("kind", kind_name(t.kind()));
-      w.field("name", btf.str(t.name_off()));
-      w.field("record_bytes", t.record_size());
-      w.field("string_bytes", fp.strings.per_type[d.node]);
-      w.field("own_bytes", fp.own[d.node]);
-      w.field("retained_bytes", fp.retained[d.node]);
+      json_type_footprint(w, btf, fp, d.id);
       w.field("retained_types", d.retained_types);
       w.field("closure_bytes", d.closure);
       w.field("closure_types", d.closure_types);
