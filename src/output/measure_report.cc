@@ -155,24 +155,37 @@ std::string describe(const KernelMemory& m) {
   return s;
 }
 
+// vmlinux BTF delivered as a module: all of it copied once used, or a resident base plus the rest.
+struct DeliveryCost {
+  KernelMemory whole;
+  std::optional<KernelMemory> resident;  // the resident base, when one is given
+  std::optional<KernelMemory> rest;      // the rest as a module
+};
+
+DeliveryCost delivery_cost(const Btf& btf, const Footprint& fp, const ModuleDelivery& d) {
+  DeliveryCost c{kernel_memory(fp.file.file_bytes, btf.own_count(), LoadedAs::Module), {}, {}};
+  if (const auto& base = d.resident_base) {
+    c.resident = kernel_memory(base->raw().size(), base->own_count(), LoadedAs::Vmlinux);
+    const std::uint64_t bytes = fp.file.file_bytes > base->raw().size() ? fp.file.file_bytes - base->raw().size() : 0;
+    const std::uint32_t types = btf.own_count() > base->own_count() ? btf.own_count() - base->own_count() : 0;
+    c.rest = kernel_memory(bytes, types, LoadedAs::Module);
+  }
+  return c;
+}
+
 void print_kernel_memory(const Btf& btf, const Footprint& fp, const ModuleDelivery& d, OutputBuffer& out) {
   if (!d.enabled) {
     out.print("kernel memory (loaded as {}): {}\n", loaded_as_name(fp.kernel.as), describe(fp.kernel));
     return;
   }
-  const KernelMemory whole = kernel_memory(fp.file.file_bytes, btf.own_count(), LoadedAs::Module);
-  out.print("kernel memory, BTF delivered as a module: 0 B resident until first use, then {}\n", describe(whole));
-  if (!d.resident_base) return;
-  const Btf& base = *d.resident_base;
-  const KernelMemory resident = kernel_memory(base.raw().size(), base.own_count(), LoadedAs::Vmlinux);
-  const std::uint64_t rest_bytes = fp.file.file_bytes > base.raw().size() ? fp.file.file_bytes - base.raw().size() : 0;
-  const std::uint32_t rest_types = btf.own_count() > base.own_count() ? btf.own_count() - base.own_count() : 0;
-  const KernelMemory rest = kernel_memory(rest_bytes, rest_types, LoadedAs::Module);
-  out.print("  with resident base {}: always {}\n", base.name(), describe(resident));
-  out.print("  the rest as a module, after first use: {}\n", describe(rest));
-  out.print("  resident before first use: {} instead of {} as vmlinux ({})\n", human_size(resident.total()),
-            human_size(fp.kernel.total()),
-            fmt::format("{:+.1f}%", percent(static_cast<double>(resident.total()) - fp.kernel.total(), fp.kernel.total())));
+  const DeliveryCost c = delivery_cost(btf, fp, d);
+  out.print("kernel memory, BTF delivered as a module: 0 B resident until first use, then {}\n", describe(c.whole));
+  if (!c.resident) return;
+  out.print("  with resident base {}: always {}\n", d.resident_base->name(), describe(*c.resident));
+  out.print("  the rest as a module, after first use: {}\n", describe(*c.rest));
+  const double change = static_cast<double>(c.resident->total()) - static_cast<double>(fp.kernel.total());
+  out.print("  resident before first use: {} instead of {} as vmlinux ({:+.1f}%)\n", human_size(c.resident->total()),
+            human_size(fp.kernel.total()), percent(change, fp.kernel.total()));
 }
 
 void json_kernel_memory(JsonWriter& w, const KernelMemory& m) {
@@ -331,6 +344,17 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
   w.field("base_edge_count", fp.graph.base_edge_count());
   w.key("kernel_memory");
   json_kernel_memory(w, fp.kernel);
+  if (o.delivery.enabled) {
+    const DeliveryCost c = delivery_cost(btf, fp, o.delivery);
+    w.key("kernel_memory_as_module");  // nothing resident until first use, then this
+    json_kernel_memory(w, c.whole);
+    if (c.resident) {
+      w.key("kernel_memory_resident_base");
+      json_kernel_memory(w, *c.resident);
+      w.key("kernel_memory_rest_as_module");
+      json_kernel_memory(w, *c.rest);
+    }
+  }
   w.key("kinds");
   w.begin_array();
   for (unsigned k = 1; k <= kMaxKind; ++k) {

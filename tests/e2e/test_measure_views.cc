@@ -180,6 +180,15 @@ TEST_CASE("measure --kernel-model module with a resident base", "[measure-views]
   CHECK_THAT(r.out, Catch::Contains("0 B resident until first use"));
   CHECK_THAT(r.out, Catch::Contains("with resident base"));
   CHECK(bt::btfslim({"measure", "--resident-base", dir.file("small.btf"), path}).status == 2);
+  const auto j = run_json({"measure", "--kernel-model", "module", "--resident-base", dir.file("small.btf"), "--format",
+                           "json", "--by", "kind", path});
+  const auto whole = j["kernel_memory_as_module"];
+  CHECK(whole["parts"]["data_copied"] == true);
+  CHECK(whole["parts"]["data_bytes"] == j["file_bytes"]);
+  const auto resident = j["kernel_memory_resident_base"];
+  CHECK(resident["parts"]["data_bytes"].get<std::uint64_t>() == btfslim::test::small_btf().size());
+  CHECK(j["kernel_memory_rest_as_module"]["parts"]["data_bytes"].get<std::uint64_t>() ==
+        j["file_bytes"].get<std::uint64_t>() - btfslim::test::small_btf().size());
 }
 
 TEST_CASE("measure --svg writes a complete picture, atomically", "[measure-views]") {
