@@ -1,13 +1,16 @@
 #!/bin/sh
-# Installs what is missing, builds btfslim twice (release, and with AddressSanitizer + UBSan), runs the
-# whole test suite in both, and ends with one line "N passed, N failed, N skipped". Exit 1 on any failure.
+# Installs what is missing, builds btfslim, runs the whole test suite, then runs it again against a
+# build with AddressSanitizer + UBSan: the unit tests built sanitized, and the end-to-end tests driving
+# the sanitized binary. Ends with one line "N passed, N failed, N skipped"; exit 1 on any failure.
 set -eu
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh build
 
+# The sanitized build needs only the binary and the in-process unit tests.
 if [ ! -f build-asan/build.ninja ]; then
-  meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+  meson setup build-asan --buildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dtests=unit >/dev/null
 fi
 ninja -C build-asan >/dev/null
 
@@ -15,32 +18,44 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 
 status=0
-for dir in build build-asan; do
-  echo "== tests in $dir"
-  meson test -C "$dir" --no-rebuild --print-errorlogs || status=1
-done
+echo "== tests"
+meson test -C build --no-rebuild --print-errorlogs || status=1
+echo "== unit tests built with AddressSanitizer and UBSan"
+meson test -C build-asan --no-rebuild --print-errorlogs || status=1
+echo "== end-to-end tests of the sanitized binary"
+asan_e2e=build-asan/e2e-tests.log
+if BTFSLIM="$PWD/build-asan/btfslim" BTFSLIM_TEST_BUILD_DIR="$PWD/build/tests" \
+   BTFSLIM_TEST_SOURCE_DIR="$PWD/tests" build/tests/btfslim-e2e-tests >"$asan_e2e" 2>&1; then
+  tail -n 1 "$asan_e2e"
+else
+  status=1
+  cat "$asan_e2e"
+fi
 
-# Count Catch2 test cases across both runs from meson's log; a test that died before Catch2 could
-# print its summary counts as one failure.
+# Count Catch2 test cases from the logs. In meson's logs a test that died before Catch2 printed its
+# summary counts as one failure; so does the direct run above.
 tally() {
   awk '
     function flush() {
       if (name != "" && !summary && !ok) failed++
-      name = ""; summary = 0; ok = 0
+      name = ""; summary = 0; ok = 1
     }
-    /^test:/            { flush(); name = $2 }
+    FNR == 1 && FILENAME ~ /e2e-tests.log$/ { flush(); name = "e2e"; ok = 0 }
+    /^test:/            { flush(); name = $2; ok = 0 }
     /^result:/          { ok = ($0 ~ /exit status 0/) }
     /^All tests passed/ { summary = 1; s = $0; sub(/.* in /, "", s); sub(/ test case.*/, "", s); passed += s }
     /^test cases:/      { summary = 1; n = split($0, f, "|")
                           for (i = 2; i <= n; i++) {
-                            if (f[i] ~ /passed/) { v = f[i]; gsub(/[^0-9]/, "", v); passed += v }
-                            if (f[i] ~ /failed/) { v = f[i]; gsub(/[^0-9]/, "", v); failed += v }
+                            v = f[i]; gsub(/[^0-9]/, "", v)
+                            if (f[i] ~ /passed|as expected/) passed += v
+                            else if (f[i] ~ /failed/) failed += v
                           } }
     /btfslim-test: SKIP:/ { skipped++ }
     END { flush(); printf "%d %d %d\n", passed, failed, skipped }
   ' "$@"
 }
-set -- $(tally build/meson-logs/testlog.txt build-asan/meson-logs/testlog.txt)
+# shellcheck disable=SC2046
+set -- $(tally build/meson-logs/testlog.txt build-asan/meson-logs/testlog.txt "$asan_e2e")
 passed=$1 failed=$2 skipped=$3
 [ "$failed" -eq 0 ] || status=1
 [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1
