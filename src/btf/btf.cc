@@ -115,7 +115,8 @@ void Btf::parse_header() {
   strings_ = bytes_.subspan(s0, header_.str_len);
 
   if (strings_.empty()) {
-    if (!base_) fail(name_, "string section is empty (even the empty name needs one NUL byte)");
+    if (!base_)
+      fail(name_, "string section is empty (even the empty name needs one NUL byte); is this split BTF? pass --base");
   } else {
     if (strings_.back() != 0) fail(name_, "string section does not end in a NUL byte");
     if (!base_ && strings_.front() != 0)

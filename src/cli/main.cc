@@ -5,8 +5,11 @@
 
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #ifndef BTFSLIM_VERSION
 #define BTFSLIM_VERSION "0.0.0"
@@ -26,6 +29,23 @@ void add_input_options(CLI::App& cmd, InputArgs& args) {
 namespace {
 
 int silence_libbpf(enum libbpf_print_level, const char*, va_list) { return 0; }
+
+// Error lines are one line even when a file name or a library's message holds a line break.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+// CLI11 reports a misspelt command, or an option it does not know before the command, as a missing
+// command ("A subcommand is required"): name the argument instead.
+std::string usage_problem(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  if (!dynamic_cast<const CLI::RequiredError*>(&e) || argc < 2 || !app.get_subcommands().empty()) return e.what();
+  if (argv[1][0] == '-') return fmt::format("unknown option '{}' (see btfslim --help)", argv[1]);
+  std::vector<std::string> names;
+  for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
+  return fmt::format("unknown command '{}' (commands: {}; see btfslim --help)", argv[1], fmt::join(names, ", "));
+}
 
 }  // namespace
 
@@ -47,15 +67,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "btfslim: %s\n", e.what());
+    std::fprintf(stderr, "btfslim: %s\n", one_line(usage_problem(app, e, argc, argv)).c_str());
     return btfslim::kExitInputError;
   } catch (const btfslim::InputError& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "btfslim: %s\n", e.what());
+    std::fprintf(stderr, "btfslim: %s\n", one_line(e.what()).c_str());
     return btfslim::kExitInputError;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "btfslim: out of memory\n");
     return btfslim::kExitInputError;
+  } catch (const std::exception& e) {
+    // A bug rather than bad input, but still one line and a status instead of std::terminate's abort.
+    std::fprintf(stderr, "btfslim: internal error: %s\n", one_line(e.what()).c_str());
+    return 1;
   }
   return 0;
 }

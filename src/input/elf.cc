@@ -30,9 +30,22 @@ ElfFile::ElfFile(std::shared_ptr<const FileBytes> file) : file_(std::move(file))
   auto bytes = file_->bytes();
   // elf_memory takes a non-const image; FileBytes maps copy-on-write, so a fix-up cannot reach the file.
   impl_->elf = elf_memory(reinterpret_cast<char*>(const_cast<std::uint8_t*>(bytes.data())), bytes.size());
-  if (!impl_->elf || elf_kind(impl_->elf) != ELF_K_ELF) fail(path(), "not a valid ELF file: {}", elf_errmsg(-1));
+  if (!impl_->elf) fail(path(), "not a valid ELF file: {}", elf_errmsg(-1));
+  // libelf sets no error for identification bytes it does not know; it just calls the file ELF_K_NONE.
+  if (elf_kind(impl_->elf) != ELF_K_ELF) {
+    if (bytes.size() < EI_NIDENT) fail(path(), "truncated: {} bytes, too short for an ELF header", bytes.size());
+    fail(path(), "not a valid ELF file: unknown class {}, byte order {} or version {} in its identification",
+         bytes[EI_CLASS], bytes[EI_DATA], bytes[EI_VERSION]);
+  }
   GElf_Ehdr ehdr;
   if (!gelf_getehdr(impl_->elf, &ehdr)) fail(path(), "invalid ELF header: {}", elf_errmsg(-1));
+  // libelf quietly sees no sections when their header table lies past the end (a truncated file): say
+  // so here rather than report a missing .BTF. With e_shnum 0 the count is in the first header.
+  const std::uint64_t shdr_size = gelf_getclass(impl_->elf) == ELFCLASS32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr);
+  const std::uint64_t table_size = shdr_size * (ehdr.e_shnum ? ehdr.e_shnum : 1);
+  if (ehdr.e_shoff != 0 && (ehdr.e_shoff > bytes.size() || table_size > bytes.size() - ehdr.e_shoff))
+    fail(path(), "truncated: ELF section header table [{}, +{}) lies past the end of the file ({} bytes)",
+         ehdr.e_shoff, table_size, bytes.size());
   if (elf_getshdrstrndx(impl_->elf, &impl_->shstrndx) != 0)
     fail(path(), "invalid ELF section name table: {}", elf_errmsg(-1));
 }
@@ -61,7 +74,8 @@ std::optional<std::span<const std::uint8_t>> ElfFile::section(std::string_view n
            shdr.sh_size, bytes.size());
     return bytes.subspan(shdr.sh_offset, shdr.sh_size);
   }
-  if (elf_errno() != 0) fail(path(), "invalid ELF section table: {}", elf_errmsg(-1));
+  // elf_errno() clears the error it returns, so the message must come from that number.
+  if (const int err = elf_errno(); err != 0) fail(path(), "invalid ELF section table: {}", elf_errmsg(err));
   return std::nullopt;
 }
 
