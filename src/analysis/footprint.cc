@@ -9,6 +9,8 @@
 #include "btfslim/memory.h"
 
 #include <cstring>
+#include <exception>
+#include <thread>
 #include <unordered_map>
 
 namespace btfslim {
@@ -142,12 +144,33 @@ FileFootprint measure_file(const Btf& btf) { return measure_file(btf, attribute_
 
 FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) { return roll_up(btf, strings, nullptr); }
 
-Footprint::Footprint(const Btf& btf, Depth depth)
-    : strings(attribute_strings(btf)), own(btf.own_count()), kernel(kernel_memory(btf)) {
-  file = roll_up(btf, strings, own.data());
-  if (depth == Depth::Kinds) return;
-  graph = TypeGraph(btf);
-  dominators = compute_dominators(graph);
+Footprint::Footprint(const Btf& btf, Depth depth) : own(btf.own_count()), kernel(kernel_memory(btf)) {
+  auto attribute = [&] {
+    strings = attribute_strings(btf);
+    file = roll_up(btf, strings, own.data());
+  };
+  if (depth == Depth::Kinds) {
+    attribute();
+    return;
+  }
+  // The strings and the reference graph are independent: on two cores they take the time of the slower.
+  std::exception_ptr failure;
+  std::thread strings_thread([&] {
+    try {
+      attribute();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  try {
+    graph = TypeGraph(btf);
+    dominators = compute_dominators(graph);
+  } catch (...) {
+    strings_thread.join();
+    throw;
+  }
+  strings_thread.join();
+  if (failure) std::rethrow_exception(failure);
   retained = retained_sizes(dominators, own);
 }
 
