@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace btfslim {
@@ -225,7 +226,8 @@ class Btf {
  private:
   Btf() = default;
   void parse_header();
-  void index_types();
+  // Returns the largest name offset and type id the records hold.
+  std::pair<std::uint32_t, TypeId> index_types();
   void check_references(TypeId id, const TypeView& t) const;
 
   std::string name_;

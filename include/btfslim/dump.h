@@ -37,6 +37,11 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out);
 void dump_raw(const Btf& btf, const TypeSelection& selection, OutputBuffer& out);
 // {"types":[...]} with bpftool's field names, one object per type.
 void dump_json(const Btf& btf, const TypeSelection& selection, OutputBuffer& out);
+// Throws InputError when printing `roots` and what they need as C would meet a shape C cannot express
+// (a loop through no pointer or no named struct, a member of a kind without size): libbpf's btf_dump
+// crashes or hangs on those.
+void check_c_printable(const Btf& btf, const std::vector<TypeId>& roots);
+
 // Compilable C (a vmlinux.h) for the selection and everything it needs, by libbpf's btf_dump.
 void dump_c(const Btf& btf, const TypeSelection& selection, OutputBuffer& out);
 

@@ -9,6 +9,7 @@
 
 #include "btfslim/error.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 
@@ -67,8 +68,11 @@ std::shared_ptr<const Btf> Btf::parse(std::string name, std::shared_ptr<const vo
     btf->string_base_ = btf->base_->string_end();
   }
   btf->parse_header();
-  btf->index_types();
-  for (TypeId id = btf->first_id_; id < btf->end_id(); ++id) btf->check_references(id, btf->type(id));
+  // Indexing notes the largest name offset and type id any record holds; only when one is out of range
+  // does the slower walk run, to name the first offending record.
+  const auto [max_name, max_ref] = btf->index_types();
+  if (max_name >= btf->string_end() || max_ref >= btf->end_id())
+    for (TypeId id = btf->first_id_; id < btf->end_id(); ++id) btf->check_references(id, btf->type(id));
   return btf;
 }
 
@@ -126,7 +130,9 @@ void Btf::parse_header() {
     fail(name_, "string section too large: {} bytes on a base of {}", strings_.size(), string_base_);
 }
 
-void Btf::index_types() {
+std::pair<std::uint32_t, TypeId> Btf::index_types() {
+  std::uint32_t max_name = 0;
+  TypeId max_ref = 0;
   const std::uint32_t len = header_.type_len;
   offsets_.reserve(len / 24 + 16);
   std::uint32_t off = 0;
@@ -146,9 +152,12 @@ void Btf::index_types() {
       fail(name_, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
            kind_name(kind), t.vlen(), kTypeHeaderSize + *trailing, off, len - off);
     if (id == 0xffffffffu) fail(name_, "too many types");
+    for_each_name_ref(t, [&](std::uint32_t name) { max_name = std::max(max_name, name); });
+    for_each_type_ref(t, [&](TypeId ref) { max_ref = std::max(max_ref, ref); });
     offsets_.push_back(off);
     off = static_cast<std::uint32_t>(end);
   }
+  return {max_name, max_ref};
 }
 
 void Btf::check_references(TypeId id, const TypeView& t) const {

@@ -39,6 +39,15 @@ struct BtfDumpDeleter {
 }  // namespace
 
 void dump_c(const Btf& btf, const TypeSelection& selection, OutputBuffer& out) {
+  std::vector<TypeId> roots;
+  if (selection.selects_all()) {
+    // As bpftool does: every type, the base's too, so that a split BTF gives a complete header.
+    roots.reserve(btf.end_id());
+    for (TypeId id = 1; id < btf.end_id(); ++id) roots.push_back(id);
+  } else {
+    roots = selection.resolve(btf);
+  }
+  check_c_printable(btf, roots);  // before anything is printed
   const LibbpfBtf lib(btf);
   std::unique_ptr<struct btf_dump, BtfDumpDeleter> d(btf_dump__new(lib.get(), print_to_buffer, &out, nullptr));
   if (!d) fail(btf.name(), "libbpf cannot set up a C dump: {}", std::strerror(errno));
@@ -54,12 +63,7 @@ void dump_c(const Btf& btf, const TypeSelection& selection, OutputBuffer& out) {
     if (const int err = btf_dump__dump_type(d.get(), id); err < 0)
       fail(btf.name(), "libbpf cannot write type [{}] as C: {}", id, std::strerror(-err));
   };
-  if (selection.selects_all()) {
-    // As bpftool does: every type, the base's too, so that a split BTF gives a complete header.
-    for (TypeId id = 1; id < btf.end_id(); ++id) dump(id);
-  } else {
-    for (const TypeId id : selection.resolve(btf)) dump(id);
-  }
+  for (const TypeId id : roots) dump(id);
   out.write(
       "#ifndef BPF_NO_PRESERVE_ACCESS_INDEX\n"
       "#pragma clang attribute pop\n"

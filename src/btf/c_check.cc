@@ -1,0 +1,161 @@
+// What libbpf's btf_dump needs before it may print BTF as C.
+//
+// btf_dump trusts that its input passed the kernel's verifier. On BTF that did not, it recurses without
+// end (a typedef of a const of itself, an array of itself, a function pointer taking itself), divides by
+// zero (a member whose type has no size, such as a VAR or a bare FUNC_PROTO) or stops half-way. Our model
+// checks ranges only, since such BTF is still worth measuring; so before printing C we walk what will be
+// printed and refuse, with the type named, what C cannot express:
+// - a loop that passes through no pointer (a type containing itself by value);
+// - a loop that passes through no named struct or union (nothing to declare ahead);
+// - a member, array element or typedef/modifier target that is a FUNC, VAR, DATASEC or DECL_TAG, a member
+//   or array element that is a bare FUNC_PROTO, a FUNC whose type is not a FUNC_PROTO.
+#include "btfslim/dump.h"
+#include "btfslim/error.h"
+
+#include <vector>
+
+namespace btfslim {
+namespace {
+
+bool named_composite(const Btf& btf, TypeId id) {
+  if (id == 0) return false;
+  const TypeView t = btf.type(id);
+  const Kind k = t.kind();
+  return (k == Kind::Struct || k == Kind::Union || k == Kind::Fwd) && t.name_off() != 0;
+}
+
+// Calls fn(target, by_value) for each type a record makes C print.
+template <typename Fn>
+void for_each_c_edge(const TypeView& t, Fn&& fn) {
+  const unsigned vlen = t.vlen();
+  switch (t.kind()) {
+    case Kind::Typedef:
+    case Kind::Const:
+    case Kind::Volatile:
+    case Kind::Restrict:
+    case Kind::TypeTag:
+    case Kind::Var:
+      fn(t.ref(), true);
+      break;
+    case Kind::Array:
+      fn(t.array().type, true);
+      break;
+    case Kind::Struct:
+    case Kind::Union:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.member(i).type, true);
+      break;
+    case Kind::Ptr:
+    case Kind::Func:
+    case Kind::DeclTag:
+      fn(t.ref(), false);
+      break;
+    case Kind::FuncProto:
+      fn(t.ref(), false);
+      for (unsigned i = 0; i < vlen; ++i) fn(t.param(i).type, false);
+      break;
+    case Kind::Datasec:
+      for (unsigned i = 0; i < vlen; ++i) fn(t.secinfo(i).type, false);
+      break;
+    default:
+      break;
+  }
+}
+
+[[noreturn]] void refuse(const Btf& btf, TypeId id, std::string_view why) {
+  const TypeView t = btf.type(id);
+  fail(btf.name(), "cannot print as C: type [{}] {} '{}' {}", id, kind_name(t.kind()), name_or_anon(btf, t.name_off()),
+       why);
+}
+
+void check_kinds(const Btf& btf, TypeId id) {
+  const TypeView t = btf.type(id);
+  auto no_size = [&](TypeId target, bool bare_proto_ok) {
+    if (target == 0) return false;
+    const Kind k = btf.type(target).kind();
+    return k == Kind::Func || k == Kind::Var || k == Kind::Datasec || k == Kind::DeclTag ||
+           (!bare_proto_ok && k == Kind::FuncProto);
+  };
+  switch (t.kind()) {
+    case Kind::Struct:
+    case Kind::Union:
+      for (unsigned i = 0; i < t.vlen(); ++i)
+        if (no_size(t.member(i).type, false)) refuse(btf, id, "has a member of a kind that has no size in C");
+      break;
+    case Kind::Array:
+      if (no_size(t.array().type, false)) refuse(btf, id, "has elements of a kind that has no size in C");
+      break;
+    case Kind::Typedef:
+    case Kind::Const:
+    case Kind::Volatile:
+    case Kind::Restrict:
+    case Kind::TypeTag:
+    case Kind::Ptr:
+      if (no_size(t.ref(), true)) refuse(btf, id, "refers to a FUNC, VAR, DATASEC or DECL_TAG");
+      break;
+    case Kind::Func:
+      if (t.ref() == 0 || btf.type(t.ref()).kind() != Kind::FuncProto) refuse(btf, id, "is not of a FUNC_PROTO type");
+      break;
+    default:
+      break;
+  }
+}
+
+// Depth-first search for a loop among the edges `follow` accepts, from `roots`.
+template <typename Follow>
+void find_loops(const Btf& btf, const std::vector<TypeId>& roots, Follow&& follow, std::string_view why) {
+  enum : std::uint8_t { kNew, kOnPath, kDone };
+  std::vector<std::uint8_t> state(btf.end_id(), kNew);
+  struct Frame {
+    TypeId id;
+    std::vector<TypeId> next;
+    std::size_t i;
+  };
+  std::vector<Frame> stack;
+  auto push = [&](TypeId id) {
+    Frame f{id, {}, 0};
+    for_each_c_edge(btf.type(id), [&](TypeId to, bool by_value) {
+      if (to != 0 && follow(to, by_value)) f.next.push_back(to);
+    });
+    state[id] = kOnPath;
+    stack.push_back(std::move(f));
+  };
+  for (const TypeId root : roots) {
+    if (root == 0 || state[root] != kNew) continue;
+    push(root);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.i == f.next.size()) {
+        state[f.id] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      const TypeId to = f.next[f.i++];
+      if (state[to] == kOnPath) refuse(btf, to, why);
+      if (state[to] == kNew) push(to);
+    }
+  }
+}
+
+}  // namespace
+
+void check_c_printable(const Btf& btf, const std::vector<TypeId>& roots) {
+  // Everything printing reaches, for the kind checks.
+  std::vector<bool> seen(btf.end_id(), false);
+  std::vector<TypeId> work;
+  for (const TypeId r : roots)
+    if (r != 0 && !seen[r]) seen[r] = true, work.push_back(r);
+  while (!work.empty()) {
+    const TypeId id = work.back();
+    work.pop_back();
+    check_kinds(btf, id);
+    for_each_c_edge(btf.type(id), [&](TypeId to, bool) {
+      if (to != 0 && !seen[to]) seen[to] = true, work.push_back(to);
+    });
+  }
+  find_loops(btf, roots, [](TypeId, bool by_value) { return by_value; },
+             "contains itself by value (a reference loop through no pointer)");
+  find_loops(btf, roots, [&](TypeId to, bool) { return !named_composite(btf, to); },
+             "is in a reference loop through no named struct or union");
+}
+
+}  // namespace btfslim
