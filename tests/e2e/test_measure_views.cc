@@ -26,23 +26,7 @@ std::string raw(struct btf* b) {
   return std::string(static_cast<const char*>(data), size);
 }
 
-// The same hand-built BTF as the [footprint] unit tests: own bytes 20 12 48 19 22 17 33.
-std::string hand_btf() {
-  BtfPtr b(btf__new_empty());
-  struct btf* t = b.get();
-  btf__add_int(t, "int", 4, BTF_INT_SIGNED);
-  btf__add_ptr(t, 3);
-  btf__add_struct(t, "node", 16);
-  btf__add_field(t, "next", 2, 0, 0);
-  btf__add_field(t, "val", 1, 64, 0);
-  btf__add_typedef(t, "node_t", 3);
-  btf__add_func_proto(t, 1);
-  btf__add_func_param(t, "n", 2);
-  btf__add_func(t, "walk", BTF_FUNC_GLOBAL, 5);
-  btf__add_struct(t, "lonely", 4);
-  btf__add_field(t, "val", 1, 0, 0);
-  return raw(t);
-}
+std::string hand_btf() { return btfslim::test::footprint_btf(); }
 
 json run_json(const std::vector<std::string>& args) {
   const auto r = bt::btfslim(args);

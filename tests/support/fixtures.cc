@@ -84,6 +84,24 @@ std::string all_kinds_btf(bool big_endian) {
   return raw(t, big_endian);
 }
 
+std::string footprint_btf(bool with_tag) {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  check(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+  check(btf__add_ptr(t, 3));
+  check(btf__add_struct(t, "node", 16));
+  check(btf__add_field(t, "next", 2, 0, 0));
+  check(btf__add_field(t, "val", 1, 64, 0));
+  check(btf__add_typedef(t, "node_t", 3));
+  check(btf__add_func_proto(t, 1));
+  check(btf__add_func_param(t, "n", 2));
+  check(btf__add_func(t, "walk", BTF_FUNC_GLOBAL, 5));
+  check(btf__add_struct(t, "lonely", 4));
+  check(btf__add_field(t, "val", 1, 0, 0));
+  if (with_tag) check(btf__add_decl_tag(t, "tag", 3, -1));
+  return raw(t, false);
+}
+
 std::string small_btf() {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();

@@ -9,6 +9,11 @@ namespace btfslim::test {
 // members, a function with parameters, a datasec with variables and decl tags on a member and a param.
 std::string all_kinds_btf(bool big_endian = false);
 
+// The BTF whose footprint the tests work out by hand: [1] int, [2] node *, [3] struct node {next; val},
+// [4] typedef node_t, [5] proto int(node *n), [6] func walk, [7] struct lonely {val}; with `with_tag`
+// also [8] decl_tag "tag" on struct node. Own bytes 20 12 48 19 22 17 33 (and 20).
+std::string footprint_btf(bool with_tag = false);
+
 // A small, valid raw BTF (a few types) for byte-level mutation tests.
 std::string small_btf();
 

@@ -4,6 +4,7 @@
 #include "btfslim/graph.h"
 #include "btfslim/input.h"
 #include "btfslim/kernel_memory.h"
+#include "fixtures.h"
 #include "process.h"
 
 #include <bpf/btf.h>
@@ -34,31 +35,15 @@ std::shared_ptr<const Btf> parsed(struct btf* b, std::shared_ptr<const Btf> base
                     {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()}, std::move(base));
 }
 
-// [1] int, [2] node *, [3] struct node {next; val}, [4] typedef node_t, [5] proto int(node *n),
-// [6] func walk, [7] struct lonely {val}; optionally [8] decl_tag "tag" on struct node.
-BtfPtr hand_btf(bool with_tag) {
-  BtfPtr b(btf__new_empty());
-  struct btf* t = b.get();
-  btf__add_int(t, "int", 4, BTF_INT_SIGNED);
-  btf__add_ptr(t, 3);
-  btf__add_struct(t, "node", 16);
-  btf__add_field(t, "next", 2, 0, 0);
-  btf__add_field(t, "val", 1, 64, 0);
-  btf__add_typedef(t, "node_t", 3);
-  btf__add_func_proto(t, 1);
-  btf__add_func_param(t, "n", 2);
-  btf__add_func(t, "walk", BTF_FUNC_GLOBAL, 5);
-  btf__add_struct(t, "lonely", 4);
-  btf__add_field(t, "val", 1, 0, 0);
-  if (with_tag) btf__add_decl_tag(t, "tag", 3, -1);
-  return b;
+std::shared_ptr<const Btf> parsed_raw(const std::string& raw) {
+  auto bytes = std::make_shared<std::string>(raw);
+  return Btf::parse("test", bytes, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()});
 }
 
 }  // namespace
 
 TEST_CASE("own, retained and closure bytes of a hand-built BTF", "[footprint]") {
-  auto lib = hand_btf(false);
-  const auto btf = parsed(lib.get());
+  const auto btf = parsed_raw(btfslim::test::footprint_btf(false));
   const Footprint fp(*btf);
 
   // Strings: "" + int node next val node_t n walk lonely = 1+4+5+5+4+7+2+5+7; "val" is shared by [3] and [7].
@@ -101,8 +86,7 @@ TEST_CASE("own, retained and closure bytes of a hand-built BTF", "[footprint]") 
 }
 
 TEST_CASE("a decl tag is retained by the type it annotates", "[footprint]") {
-  auto lib = hand_btf(true);
-  const auto btf = parsed(lib.get());
+  const auto btf = parsed_raw(btfslim::test::footprint_btf(true));
   const Footprint fp(*btf);
   CHECK(fp.own[7] == Approx(16 + 4));  // record 12 + 4, string "tag"
   CHECK(fp.dominators.idom[7] == 2);
