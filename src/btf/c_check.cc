@@ -7,6 +7,8 @@
 // printed and refuse, with the type named, what C cannot express:
 // - a loop that passes through no pointer (a type containing itself by value);
 // - a loop that passes through no named struct or union (nothing to declare ahead);
+// - ints, enums and floats of sizes C has no type for; a member of type void, one starting past the end
+//   of its struct, or a struct over 16 MiB (libbpf pads up to each member, for ever on such input);
 // - a member, array element or typedef/modifier target that is a FUNC, VAR, DATASEC or DECL_TAG, a member
 //   or array element that is a bare FUNC_PROTO, a FUNC whose type is not a FUNC_PROTO.
 #include "btfslim/dump.h"
@@ -16,6 +18,8 @@
 
 namespace btfslim {
 namespace {
+
+constexpr std::uint32_t kMaxCompositeBytes = 16u << 20;
 
 bool named_composite(const Btf& btf, TypeId id) {
   if (id == 0) return false;
@@ -76,10 +80,29 @@ void check_kinds(const Btf& btf, TypeId id) {
            (!bare_proto_ok && k == Kind::FuncProto);
   };
   switch (t.kind()) {
+    case Kind::Int: {
+      const std::uint32_t size = t.size();
+      if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16)
+        refuse(btf, id, "has a size other than 1, 2, 4, 8 or 16 bytes");
+      if (t.int_offset() + t.int_bits() > size * 8) refuse(btf, id, "has more bits than its size holds");
+      break;
+    }
+    case Kind::Enum:
+    case Kind::Enum64:
+    case Kind::Float:
+      if (t.size() == 0 || t.size() > 16) refuse(btf, id, "has a size C cannot give it");
+      break;
     case Kind::Struct:
     case Kind::Union:
-      for (unsigned i = 0; i < t.vlen(); ++i)
-        if (no_size(t.member(i).type, false)) refuse(btf, id, "has a member of a kind that has no size in C");
+      // libbpf writes padding up to each member: a member past the end, or a struct of absurd size,
+      // would have it print for ever.
+      if (t.size() > kMaxCompositeBytes) refuse(btf, id, "is larger than 16 MiB");
+      for (unsigned i = 0; i < t.vlen(); ++i) {
+        const Member m = t.member(i);
+        if (m.type == 0) refuse(btf, id, "has a member of type void");
+        if (no_size(m.type, false)) refuse(btf, id, "has a member of a kind that has no size in C");
+        if (t.member_bit_offset(m) / 8 > t.size()) refuse(btf, id, "has a member that starts past its end");
+      }
       break;
     case Kind::Array:
       if (no_size(t.array().type, false)) refuse(btf, id, "has elements of a kind that has no size in C");
