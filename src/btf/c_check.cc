@@ -7,13 +7,15 @@
 // printed and refuse, with the type named, what C cannot express:
 // - a loop that passes through no pointer (a type containing itself by value);
 // - a loop that passes through no named struct or union (nothing to declare ahead);
-// - ints, enums and floats of sizes C has no type for; a member of type void, one starting past the end
-//   of its struct, or a struct over 16 MiB (libbpf pads up to each member, for ever on such input);
+// - ints, enums and floats of sizes C has no type for; a member of type void, one starting or ending past
+//   the end of its struct, or a struct over 16 MiB (libbpf pads up to each member in int arithmetic: an
+//   offset that wraps has it print padding for ever);
 // - a member, array element or typedef/modifier target that is a FUNC, VAR, DATASEC or DECL_TAG, a member
 //   or array element that is a bare FUNC_PROTO, a FUNC whose type is not a FUNC_PROTO.
 #include "btfslim/dump.h"
 #include "btfslim/error.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace btfslim {
@@ -159,17 +161,92 @@ void find_loops(const Btf& btf, const std::vector<TypeId>& roots, Follow&& follo
   }
 }
 
+// The bytes a value of type `id` occupies, as btf__resolve_size finds them, at least: pointers count 4
+// (the smallest pointer size libbpf assumes), arrays saturate rather than wrap. Runs after the loop
+// checks, so the chain of typedefs, modifiers and arrays from `id` ends; it is walked without recursion,
+// since a hostile file can make it as long as the file allows.
+class ValueSizes {
+ public:
+  explicit ValueSizes(const Btf& btf) : btf_(btf), memo_(btf.end_id(), kUnknown) {}
+
+  std::uint64_t of(TypeId id) {
+    chain_.clear();
+    std::uint64_t size = 0;
+    for (TypeId at = id;; ) {
+      if (at == 0) break;
+      if (memo_[at] != kUnknown) {
+        size = memo_[at];
+        break;
+      }
+      const TypeView t = btf_.type(at);
+      const Kind k = t.kind();
+      if (k == Kind::Typedef || k == Kind::Const || k == Kind::Volatile || k == Kind::Restrict ||
+          k == Kind::TypeTag || k == Kind::Var) {
+        chain_.push_back(at);
+        at = t.ref();
+      } else if (k == Kind::Array) {
+        chain_.push_back(at);
+        at = t.array().type;
+      } else {
+        size = k == Kind::Ptr ? 4 : has_size(k) ? t.size() : 0;
+        memo_[at] = size;
+        break;
+      }
+    }
+    for (auto it = chain_.rbegin(); it != chain_.rend(); ++it) {
+      const TypeView t = btf_.type(*it);
+      if (t.kind() == Kind::Array) size = std::min<std::uint64_t>(size * t.array().nelems, kSaturated);
+      memo_[*it] = size;
+    }
+    return size;
+  }
+
+ private:
+  static constexpr std::uint64_t kUnknown = ~std::uint64_t{0};
+  static constexpr std::uint64_t kSaturated = std::uint64_t{1} << 40;  // times 2^32 elements stays in range
+
+  static bool has_size(Kind k) {
+    return k == Kind::Int || k == Kind::Struct || k == Kind::Union || k == Kind::Enum || k == Kind::Enum64 ||
+           k == Kind::Float;
+  }
+
+  const Btf& btf_;
+  std::vector<std::uint64_t> memo_;
+  std::vector<TypeId> chain_;
+};
+
+// Every member of the structs and unions printing reaches ends inside its struct.
+void check_member_ends(const Btf& btf, const std::vector<TypeId>& reached) {
+  ValueSizes sizes(btf);
+  for (const TypeId id : reached) {
+    const TypeView t = btf.type(id);
+    if (t.kind() != Kind::Struct && t.kind() != Kind::Union) continue;
+    const std::uint64_t size_bits = std::uint64_t{t.size()} * 8;
+    for (unsigned i = 0; i < t.vlen(); ++i) {
+      const Member m = t.member(i);
+      std::uint64_t bits = t.member_bitfield_size(m);
+      if (bits == 0) {
+        // Without kind_flag, a bitfield's width is its INT's.
+        const TypeView mt = btf.type(m.type);
+        bits = mt.kind() == Kind::Int ? mt.int_offset() + mt.int_bits() : sizes.of(m.type) * 8;
+      }
+      if (t.member_bit_offset(m) + bits > size_bits) refuse(btf, id, "has a member that reaches past its size");
+    }
+  }
+}
+
 }  // namespace
 
 void check_c_printable(const Btf& btf, const std::vector<TypeId>& roots) {
   // Everything printing reaches, for the kind checks.
   std::vector<bool> seen(btf.end_id(), false);
-  std::vector<TypeId> work;
+  std::vector<TypeId> work, reached;
   for (const TypeId r : roots)
     if (r != 0 && !seen[r]) seen[r] = true, work.push_back(r);
   while (!work.empty()) {
     const TypeId id = work.back();
     work.pop_back();
+    reached.push_back(id);
     check_kinds(btf, id);
     for_each_c_edge(btf.type(id), [&](TypeId to, bool) {
       if (to != 0 && !seen[to]) seen[to] = true, work.push_back(to);
@@ -179,6 +256,7 @@ void check_c_printable(const Btf& btf, const std::vector<TypeId>& roots) {
              "contains itself by value (a reference loop through no pointer)");
   find_loops(btf, roots, [&](TypeId to, bool) { return !named_composite(btf, to); },
              "is in a reference loop through no named struct or union");
+  check_member_ends(btf, reached);
 }
 
 }  // namespace btfslim

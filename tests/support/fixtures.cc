@@ -37,7 +37,7 @@ std::string all_kinds_btf(bool big_endian) {
   const int bol = check(btf__add_int(t, "_Bool", 1, BTF_INT_BOOL));           // 4
   const int ptr = check(btf__add_ptr(t, chr));                                // 5
   const int arr = check(btf__add_array(t, i32, u8, 16));                      // 6
-  const int st = check(btf__add_struct(t, "task", 24));                       // 7
+  const int st = check(btf__add_struct(t, "task", 32));                       // 7
   check(btf__add_field(t, "pid", i32, 0, 0));
   check(btf__add_field(t, "flags", u8, 32, 3));
   check(btf__add_field(t, "state", u8, 35, 5));
