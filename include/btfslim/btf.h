@@ -221,6 +221,11 @@ class Btf {
 
   // `off` must be below string_end(); validated records only hold such offsets.
   std::string_view str(std::uint32_t off) const;
+  // The same string as a NUL-terminated pointer, without measuring it.
+  const char* c_str(std::uint32_t off) const {
+    return off < string_base_ ? base_->c_str(off)
+                              : reinterpret_cast<const char*>(strings_.data()) + (off - string_base_);
+  }
   bool valid_str(std::uint32_t off) const { return off < string_end(); }
 
  private:

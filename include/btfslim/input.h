@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace btfslim {
 
@@ -27,6 +28,8 @@ class FileBytes {
 
   const std::string& path() const { return path_; }
   std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  // Reads the pages of `range` (a part of bytes()) in one go, before a pass that touches all of them.
+  void prefetch(std::span<const std::uint8_t> range) const;
 
  private:
   FileBytes() = default;
@@ -52,6 +55,18 @@ class ElfFile {
   std::optional<std::span<const std::uint8_t>> section(std::string_view name) const;
   // A kernel module (.ko): its BTF is split on vmlinux.
   bool is_kernel_module() const;
+  // Whether the file's data is big-endian (EI_DATA).
+  bool big_endian() const;
+
+  // The function symbols (STT_FUNC) of the symbol table, with the name of the section each is in.
+  // The names point into the mapped file.
+  struct Function {
+    std::string_view name;
+    std::string_view section;
+    std::uint64_t offset = 0;
+    std::uint64_t size = 0;
+  };
+  std::vector<Function> functions() const;
 
  private:
   std::shared_ptr<const FileBytes> file_;

@@ -79,6 +79,39 @@ std::optional<std::span<const std::uint8_t>> ElfFile::section(std::string_view n
   return std::nullopt;
 }
 
+bool ElfFile::big_endian() const {
+  const auto bytes = file_->bytes();
+  return bytes.size() > EI_DATA && bytes[EI_DATA] == ELFDATA2MSB;
+}
+
+std::vector<ElfFile::Function> ElfFile::functions() const {
+  std::vector<Function> out;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
+    if (shdr.sh_type != SHT_SYMTAB) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) fail(path(), "cannot read the symbol table: {}", elf_errmsg(-1));
+    const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+    for (std::size_t i = 1; i < count; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym)) fail(path(), "invalid symbol {}: {}", i, elf_errmsg(-1));
+      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+        continue;
+      const char* name = elf_strptr(impl_->elf, shdr.sh_link, sym.st_name);
+      Elf_Scn* in = elf_getscn(impl_->elf, sym.st_shndx);
+      GElf_Shdr in_hdr;
+      const char* section = in && gelf_getshdr(in, &in_hdr) ? elf_strptr(impl_->elf, impl_->shstrndx, in_hdr.sh_name)
+                                                           : nullptr;
+      if (!name || !section) fail(path(), "symbol {} has an invalid name or section", i);
+      out.push_back({name, section, sym.st_value, sym.st_size});
+    }
+    break;
+  }
+  return out;
+}
+
 bool ElfFile::is_kernel_module() const {
   return section(".modinfo").has_value() || section(".gnu.linkonce.this_module").has_value();
 }

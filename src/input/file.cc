@@ -46,6 +46,20 @@ std::string errno_text(int err) {
 
 }  // namespace
 
+void FileBytes::prefetch(std::span<const std::uint8_t> range) const {
+  if (!mapped_ || range.empty()) return;
+  // One populate call is far cheaper than a page fault per 4 KiB (on paravirtualized VMs, several
+  // microseconds each). MADV_POPULATE_READ is Linux 5.14; older kernels get the read-ahead hint.
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) & ~(page - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(range.data() + range.size());
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+  if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) != 0)
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+}
+
 std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) fail(path, "cannot open: {}", errno_text(errno));
@@ -58,10 +72,10 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
   file->path_ = path;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     const auto size = static_cast<std::size_t>(st.st_size);
-    // MAP_POPULATE: every page is read anyway, and one populate call is far cheaper than a page fault per
-    // 4 KiB (on paravirtualized VMs, several microseconds each).
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-    if (p == MAP_FAILED) p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    // Mapped lazily: an ELF file is mostly what we never read (DWARF, code); callers prefetch() the part
+    // they will read whole.
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
+    if (p == MAP_FAILED) p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (p != MAP_FAILED) {
       file->data_ = static_cast<const std::uint8_t*>(p);
       file->size_ = size;

@@ -34,11 +34,15 @@ struct BtfSource {
 
 BtfSource read_source(const std::string& path) {
   auto file = FileBytes::open(path);
-  if (!ElfFile::has_elf_magic(file->bytes())) return {file, file->bytes(), false};
+  if (!ElfFile::has_elf_magic(file->bytes())) {
+    file->prefetch(file->bytes());
+    return {file, file->bytes(), false};
+  }
   auto elf = std::make_shared<ElfFile>(file);
   auto btf = elf->section(".BTF");
   if (!btf) fail(path, "ELF file has no .BTF section (build it with BTF: clang -g for BPF, pahole -J, CONFIG_DEBUG_INFO_BTF)");
   if (btf->empty()) fail(path, "ELF section .BTF is empty");
+  file->prefetch(*btf);
   const bool module = elf->is_kernel_module();
   return {elf, *btf, module};
 }

@@ -1,0 +1,195 @@
+// The CO-RE engine: BPF objects' relocation records, resolved against target BTF as libbpf does.
+//
+// libbpf 1.1.2 exports none of its CO-RE logic, so this is a reimplementation of its semantics
+// (src/relo_core.c and the candidate search and instruction patching of src/libbpf.c): essential names,
+// candidates by kind and essential name, access specs, field and type compatibility, TYPE_MATCHES, the 13
+// relocation kinds, bitfield load sizes and shifts, ambiguity, poisoning, and the checks libbpf makes on
+// the instruction it patches. The tests hold it to libbpf's own debug log on the same objects and targets.
+//
+// Data flows: BpfObject (one per .bpf.o, parsed once) and CoreTarget (one per target BTF, parsed once)
+// meet in resolve_object(), which returns one CoreResult per relocation record, in record order.
+#pragma once
+
+#include "btfslim/btf.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace btfslim {
+
+class ElfFile;
+
+// struct bpf_core_relo's kinds, in libbpf's numbering.
+enum class RelocKind : std::uint32_t {
+  FieldByteOffset = 0,
+  FieldByteSize = 1,
+  FieldExists = 2,
+  FieldSigned = 3,
+  FieldLshiftU64 = 4,
+  FieldRshiftU64 = 5,
+  TypeIdLocal = 6,
+  TypeIdTarget = 7,
+  TypeExists = 8,
+  TypeSize = 9,
+  EnumvalExists = 10,
+  EnumvalValue = 11,
+  TypeMatches = 12,
+};
+inline constexpr std::uint32_t kMaxRelocKind = 12;
+
+// libbpf's names ("byte_off", "field_exists", ...); "unknown" past kMaxRelocKind.
+std::string_view reloc_kind_name(std::uint32_t kind);
+bool is_field_kind(std::uint32_t kind);
+bool is_type_kind(std::uint32_t kind);
+bool is_enumval_kind(std::uint32_t kind);
+// The kinds whose result is 0 rather than a poisoned instruction when nothing matches.
+bool is_existence_kind(std::uint32_t kind);
+
+// A name without its flavor: "task_struct___old" -> "task_struct" (libbpf's essential name).
+std::string_view essential_name(std::string_view name);
+
+// One record of .BTF.ext's core_relo subsection.
+struct CoreRelocation {
+  std::uint32_t section = 0;  // index into BpfObject::sections()
+  std::uint32_t index = 0;    // its place among the section's records: libbpf's "relo #N"
+  std::uint32_t insn_off = 0;  // byte offset of the instruction in the section
+  TypeId local_type = 0;
+  std::uint32_t access_off = 0;  // the access string, in the object's .BTF strings
+  std::uint32_t kind = 0;        // raw: may be past kMaxRelocKind
+};
+
+// A function symbol: a BPF program or subprogram, the unit libbpf names in its log.
+struct BpfFunction {
+  std::string_view name;
+  std::uint64_t offset = 0;  // bytes into its section
+  std::uint64_t size = 0;
+};
+
+// An ELF section a .BTF.ext block names, with its instructions and functions.
+struct ProgramSection {
+  std::string_view name;
+  std::span<const std::uint8_t> insns;  // empty when the object has no such section
+  std::vector<BpfFunction> functions;    // sorted by offset
+};
+
+// A BPF object file (.bpf.o): its local types and its CO-RE relocation records.
+class BpfObject {
+ public:
+  // Throws InputError for an unreadable file, an ELF without .BTF, or a malformed .BTF.ext.
+  static std::unique_ptr<const BpfObject> open(const std::string& path);
+  ~BpfObject();
+
+  const std::string& path() const { return path_; }
+  const Btf& btf() const { return *btf_; }
+  std::shared_ptr<const Btf> btf_shared() const { return btf_; }
+  bool has_ext() const { return has_ext_; }
+  std::uint32_t func_info_count() const { return func_info_count_; }
+  std::uint32_t line_info_count() const { return line_info_count_; }
+  const std::vector<ProgramSection>& sections() const { return sections_; }
+  std::span<const CoreRelocation> relocations() const { return relocations_; }
+
+  std::string_view access(const CoreRelocation& r) const { return btf_->str(r.access_off); }
+  // The function holding the relocated instruction, or nullptr.
+  const BpfFunction* function_of(const CoreRelocation& r) const;
+
+ private:
+  BpfObject() = default;
+  void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf);
+
+  std::string path_;
+  std::shared_ptr<const void> keep_;  // the mapped file and ELF the spans point into
+  std::shared_ptr<const Btf> btf_;
+  bool has_ext_ = false;
+  std::uint32_t func_info_count_ = 0;
+  std::uint32_t line_info_count_ = 0;
+  std::vector<ProgramSection> sections_;
+  std::vector<CoreRelocation> relocations_;
+};
+
+// The BTF relocations resolve against: a kernel's vmlinux BTF, and module BTFs split on it that libbpf
+// searches only for types vmlinux lacks (as it does on a live kernel; with btf_custom_path it searches
+// no modules).
+class CoreTarget {
+ public:
+  explicit CoreTarget(std::shared_ptr<const Btf> main, std::vector<std::shared_ptr<const Btf>> modules = {});
+  const Btf& main() const { return *main_; }
+  const std::vector<std::shared_ptr<const Btf>>& modules() const { return modules_; }
+  const std::string& name() const { return main_->name(); }
+
+ private:
+  std::shared_ptr<const Btf> main_;
+  std::vector<std::shared_ptr<const Btf>> modules_;
+};
+
+// A target type a relocation may resolve to.
+struct Candidate {
+  const Btf* btf = nullptr;
+  TypeId id = 0;
+};
+
+// The candidates of a target for a set of local root types, found by one pass over the target's types
+// (not one per relocation): for each essential name the objects ask for, the target types of that name.
+class CandidateIndex {
+ public:
+  // `objects`: every root type their relocations name is looked up.
+  CandidateIndex(const CoreTarget& target, std::span<const BpfObject* const> objects);
+  // libbpf's candidate list for a local type: same kind (enum ~ enum64) and essential name, the main
+  // BTF first, modules only when it has none.
+  std::vector<Candidate> candidates(const Btf& local, TypeId local_id) const;
+
+ private:
+  struct Slot {
+    std::string_view name;
+    std::vector<Candidate> main, modules;
+  };
+  const Slot* find(std::string_view essential) const;
+
+  std::vector<Slot> slots_;              // sorted by name
+};
+
+enum class CoreStatus : std::uint8_t {
+  Ok,         // `value` is patched in
+  Poisoned,   // libbpf replaces the instruction with a call to an invalid helper
+  Ambiguous,  // candidates disagree: libbpf fails the load
+  Error,      // libbpf fails the load (bad record, unsatisfiable bitfield, unexpected instruction, ...)
+};
+std::string_view status_name(CoreStatus s);
+
+// Where a matched candidate's access leads in the target: minimize keeps exactly these.
+struct TargetSpec {
+  const Btf* btf = nullptr;
+  TypeId root = 0;
+  std::uint32_t bit_offset = 0;
+  // The low-level path: for each step, the type whose member or element is taken, and its index.
+  // Array steps have member = false.
+  struct Step {
+    TypeId type = 0;
+    std::uint32_t index = 0;
+    bool member = false;
+  };
+  std::vector<Step> steps;
+};
+
+struct CoreResult {
+  CoreStatus status = CoreStatus::Ok;
+  std::uint64_t value = 0;        // the new value (Ok)
+  std::uint64_t local_value = 0;  // what the compiler put in, from the local types
+  std::uint32_t local_size = 0, target_size = 0;  // load/store sizes when they are adjusted
+  std::string reason;              // why not Ok; also a note for Ok results worth one
+  std::vector<TargetSpec> matches;  // the candidates that matched, in candidate order
+};
+
+// Resolves every relocation of `object` against `target`, in record order, as libbpf 1.1.2 does on
+// load, including the pruning of a local type's candidates by earlier relocations. Unlike libbpf it
+// goes on after a failing relocation, so that every problem is reported.
+std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index);
+
+// The local root type and the access its record spells, readable: "struct task_struct.pid",
+// "struct s[1].arr[3]", "enum e::B" (libbpf's notation).
+std::string describe_access(const BpfObject& object, const CoreRelocation& r);
+
+}  // namespace btfslim

@@ -1,0 +1,137 @@
+// Relocation kinds, essential names, and the candidate index.
+//
+// libbpf scans every target type for each local root type (and caches the list per object). We read the
+// names all objects ask for first, then make one pass over the target: a type whose kind some local root
+// has and whose essential name is asked for joins that name's list. A lookup is then a hash probe and a
+// filter by kind, whatever the number of objects and relocations.
+#include "btfslim/core.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace btfslim {
+
+std::string_view reloc_kind_name(std::uint32_t kind) {
+  static constexpr std::string_view kNames[] = {
+      "byte_off",      "byte_sz",         "field_exists",   "signed",        "lshift_u64",
+      "rshift_u64",    "local_type_id",   "target_type_id", "type_exists",   "type_size",
+      "enumval_exists", "enumval_value",  "type_matches",
+  };
+  return kind <= kMaxRelocKind ? kNames[kind] : "unknown";
+}
+
+bool is_field_kind(std::uint32_t kind) { return kind <= 5; }
+bool is_type_kind(std::uint32_t kind) { return (kind >= 6 && kind <= 9) || kind == 12; }
+bool is_enumval_kind(std::uint32_t kind) { return kind == 10 || kind == 11; }
+bool is_existence_kind(std::uint32_t kind) {
+  return kind == 2 || kind == 8 || kind == 10 || kind == 12;
+}
+
+std::string_view status_name(CoreStatus s) {
+  switch (s) {
+    case CoreStatus::Ok:
+      return "ok";
+    case CoreStatus::Poisoned:
+      return "poisoned";
+    case CoreStatus::Ambiguous:
+      return "ambiguous";
+    case CoreStatus::Error:
+      return "error";
+  }
+  return "error";
+}
+
+std::string_view essential_name(std::string_view name) {
+  // The last "X___Y" where neither X nor Y is an underscore ends the essential part after X.
+  if (name.size() < 5) return name;
+  for (std::size_t i = name.size() - 5 + 1; i-- > 0;) {
+    if (name[i] != '_' && name[i + 1] == '_' && name[i + 2] == '_' && name[i + 3] == '_' && name[i + 4] != '_')
+      return name.substr(0, i + 1);
+  }
+  return name;
+}
+
+CoreTarget::CoreTarget(std::shared_ptr<const Btf> main, std::vector<std::shared_ptr<const Btf>> modules)
+    : main_(std::move(main)), modules_(std::move(modules)) {}
+
+namespace {
+
+bool any_enum(Kind k) { return k == Kind::Enum || k == Kind::Enum64; }
+
+// libbpf's btf_kind_core_compat.
+bool kinds_compatible(Kind a, Kind b) { return a == b || (any_enum(a) && any_enum(b)); }
+
+}  // namespace
+
+CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObject* const> objects) {
+  std::unordered_map<std::string_view, std::uint32_t> by_name;
+  std::uint32_t kinds = 0;  // bit per kind some root has
+  for (const BpfObject* obj : objects) {
+    const Btf& local = obj->btf();
+    for (const CoreRelocation& r : obj->relocations()) {
+      if (r.local_type == 0 || r.kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) continue;
+      const TypeView t = local.type(r.local_type);
+      if (t.name_off() == 0) continue;
+      const std::string_view name = essential_name(local.str(t.name_off()));
+      if (name.empty()) continue;
+      kinds |= 1u << static_cast<unsigned>(t.kind());
+      if (any_enum(t.kind())) kinds |= (1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64));
+      if (by_name.emplace(name, static_cast<std::uint32_t>(slots_.size())).second) slots_.push_back({name, {}, {}});
+    }
+  }
+  if (slots_.empty()) return;
+
+  // Most target names share no first two bytes with any name asked for: a bitmap of those pairs skips
+  // them before the essential name is found and hashed. (A flavor keeps the essential name's first
+  // bytes; a one-byte essential name, "a" of "a___b", turns the filter off.)
+  std::vector<std::uint64_t> pairs(65536 / 64, 0);
+  bool filter = true;
+  auto pair_of = [](std::string_view n) {
+    return static_cast<unsigned>(static_cast<std::uint8_t>(n[0])) << 8 | static_cast<std::uint8_t>(n[1]);
+  };
+  for (const Slot& slot : slots_) {
+    if (slot.name.size() < 2) filter = false;
+    else pairs[pair_of(slot.name) / 64] |= std::uint64_t{1} << (pair_of(slot.name) % 64);
+  }
+
+  auto scan = [&](const Btf& btf, bool module) {
+    for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+      const TypeView t = btf.type(id);
+      if (!(kinds >> static_cast<unsigned>(t.kind()) & 1) || t.name_off() == 0) continue;
+      const char* raw = btf.c_str(t.name_off());
+      if (filter && (raw[0] == 0 || !(pairs[pair_of({raw, 2}) / 64] >> (pair_of({raw, 2}) % 64) & 1))) continue;
+      const auto it = by_name.find(essential_name(raw));
+      if (it == by_name.end()) continue;
+      Slot& slot = slots_[it->second];
+      (module ? slot.modules : slot.main).push_back({&btf, id});
+    }
+  };
+  scan(target.main(), false);
+  for (const auto& m : target.modules()) scan(*m, true);
+
+  // Sorted for lookup by name; the string views stay valid as long as the objects' BTF does.
+  std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) { return a.name < b.name; });
+}
+
+const CandidateIndex::Slot* CandidateIndex::find(std::string_view essential) const {
+  auto it = std::lower_bound(slots_.begin(), slots_.end(), essential,
+                             [](const Slot& s, std::string_view n) { return s.name < n; });
+  return it != slots_.end() && it->name == essential ? &*it : nullptr;
+}
+
+std::vector<Candidate> CandidateIndex::candidates(const Btf& local, TypeId local_id) const {
+  std::vector<Candidate> out;
+  if (local_id == 0) return out;
+  const TypeView t = local.type(local_id);
+  if (t.name_off() == 0) return out;
+  const Slot* slot = find(essential_name(local.str(t.name_off())));
+  if (!slot) return out;
+  for (const auto* list : {&slot->main, &slot->modules}) {
+    for (const Candidate& c : *list)
+      if (kinds_compatible(c.btf->type(c.id).kind(), t.kind())) out.push_back(c);
+    if (!out.empty()) break;  // modules only when the main BTF has none
+  }
+  return out;
+}
+
+}  // namespace btfslim

@@ -1,0 +1,453 @@
+// Resolving relocations: libbpf's bpf_core_calc_relo_insn and bpf_core_patch_insn, and the loop of
+// bpf_object__relocate_core around them.
+//
+// For each record: parse the local spec, match it against every candidate of its root type, compute
+// the value each matching candidate gives, and demand that they agree (else: ambiguity). With no match,
+// existence kinds give 0 and the others poison the instruction. Then what libbpf's patching would say
+// about the instruction itself: the value the compiler left must be the local one (where libbpf
+// validates it), an offset must fit a 16-bit field, a load whose size changes must read a pointer or an
+// unsigned integer (else the instruction is poisoned). As in libbpf, the candidates of a local type are
+// narrowed to those that matched the first relocation that matched any, for every later relocation of
+// that type in the same object.
+#include "btfslim/core.h"
+#include "btfslim/error.h"
+#include "spec.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <unordered_map>
+
+namespace btfslim {
+namespace {
+
+using core::Context;
+using core::Spec;
+
+// What libbpf computes for one candidate (or for none).
+struct Calc {
+  std::uint64_t orig_val = 0, new_val = 0;
+  std::uint32_t orig_sz = 0, new_sz = 0;
+  TypeId orig_type = 0, new_type = 0;
+  bool poison = false, validate = true, fail_memsz_adjust = false;
+};
+
+// libbpf's bpf_core_calc_field_relo; `spec` null: no target matched.
+int calc_field(Context& cx, std::uint32_t kind, const Spec* spec, bool little_endian, std::uint64_t& val,
+               std::uint32_t& field_sz, TypeId& type_id, bool* validate, std::string& why) {
+  field_sz = 0;
+  if (kind == static_cast<std::uint32_t>(RelocKind::FieldExists)) {
+    val = spec ? 1 : 0;
+    return 0;
+  }
+  if (!spec) return -EUCLEAN;
+  const Btf& btf = *spec->btf;
+  const core::Accessor& acc = spec->acc[spec->len - 1];
+  if (!acc.named) {
+    if (kind == static_cast<std::uint32_t>(RelocKind::FieldByteOffset)) {
+      val = spec->bit_offset / 8;
+      const std::int64_t sz = core::resolve_size(cx, btf, acc.type);
+      if (sz < 0) return -EINVAL;
+      field_sz = static_cast<std::uint32_t>(sz);
+      type_id = acc.type;
+    } else if (kind == static_cast<std::uint32_t>(RelocKind::FieldByteSize)) {
+      const std::int64_t sz = core::resolve_size(cx, btf, acc.type);
+      if (sz < 0) return -EINVAL;
+      val = static_cast<std::uint64_t>(sz);
+    } else {
+      why = fmt::format("a {} relocation cannot be applied to an array element", reloc_kind_name(kind));
+      return -EINVAL;
+    }
+    if (validate) *validate = true;
+    return 0;
+  }
+
+  const TypeView t = btf.type(acc.type);
+  const Member m = t.member(acc.idx);
+  TypeId field_type = 0;
+  if (!core::skip_mods_and_typedefs(btf, m.type, field_type)) return -EINVAL;
+  const Kind mk = core::kind_of(btf, field_type);
+  const std::uint32_t bit_off = spec->bit_offset;
+  std::uint32_t bit_sz = t.member_bitfield_size(m);
+  std::uint32_t byte_sz = 0, byte_off = 0;
+  const bool bitfield = bit_sz > 0;
+  if (bitfield) {
+    // The union of size and type in the record, as libbpf reads it whatever the kind.
+    byte_sz = field_type == 0 ? 0 : btf.type(field_type).size();
+    if (byte_sz == 0) {
+      why = "bitfield of a type without size";  // libbpf divides by zero here
+      return -EINVAL;
+    }
+    byte_off = bit_off / 8 / byte_sz * byte_sz;
+    while (bit_off + bit_sz - byte_off * 8 > byte_sz * 8) {
+      if (byte_sz >= 8) {
+        why = "bitfield cannot be read with one 8-byte load";
+        return -E2BIG;
+      }
+      byte_sz *= 2;
+      byte_off = bit_off / 8 / byte_sz * byte_sz;
+    }
+  } else {
+    const std::int64_t sz = core::resolve_size(cx, btf, field_type);
+    if (sz < 0) return -EINVAL;
+    byte_sz = static_cast<std::uint32_t>(sz);
+    byte_off = spec->bit_offset / 8;
+    bit_sz = byte_sz * 8;
+  }
+  if (validate) *validate = !bitfield;
+
+  switch (static_cast<RelocKind>(kind)) {
+    case RelocKind::FieldByteOffset:
+      val = byte_off;
+      if (!bitfield) {
+        field_sz = byte_sz;
+        type_id = field_type;
+      }
+      break;
+    case RelocKind::FieldByteSize:
+      val = byte_sz;
+      break;
+    case RelocKind::FieldSigned: {
+      const bool is_signed = (core::is_any_enum(mk) && btf.type(field_type).kflag()) ||
+                             (mk == Kind::Int && (btf.type(field_type).int_encoding() & 1));
+      val = is_signed ? 1 : 0;
+      if (validate) *validate = true;
+      break;
+    }
+    case RelocKind::FieldLshiftU64:
+      val = little_endian ? 64u - (bit_off + bit_sz - byte_off * 8) : (8u - byte_sz) * 8u + (bit_off - byte_off * 8);
+      // libbpf computes in 32 bits and widens.
+      val = static_cast<std::uint32_t>(val);
+      break;
+    case RelocKind::FieldRshiftU64:
+      val = static_cast<std::uint32_t>(64u - bit_sz);
+      if (validate) *validate = true;
+      break;
+    default:
+      return -EOPNOTSUPP;
+  }
+  return 0;
+}
+
+// libbpf's bpf_core_calc_type_relo.
+int calc_type(Context& cx, std::uint32_t kind, const Spec* spec, std::uint64_t& val, bool* validate) {
+  if (validate) *validate = true;
+  if (!spec) {
+    val = 0;
+    return 0;
+  }
+  switch (static_cast<RelocKind>(kind)) {
+    case RelocKind::TypeIdTarget:
+      val = spec->root;
+      if (validate) *validate = false;
+      return 0;
+    case RelocKind::TypeExists:
+    case RelocKind::TypeMatches:
+      val = 1;
+      return 0;
+    case RelocKind::TypeSize: {
+      const std::int64_t sz = core::resolve_size(cx, *spec->btf, spec->root);
+      if (sz < 0) return -EINVAL;
+      val = static_cast<std::uint64_t>(sz);
+      return 0;
+    }
+    default:
+      return -EOPNOTSUPP;
+  }
+}
+
+// libbpf's bpf_core_calc_enumval_relo. btf_enum's value is an __s32: libbpf widens it with its sign.
+int calc_enumval(std::uint32_t kind, const Spec* spec, std::uint64_t& val) {
+  switch (static_cast<RelocKind>(kind)) {
+    case RelocKind::EnumvalExists:
+      val = spec ? 1 : 0;
+      return 0;
+    case RelocKind::EnumvalValue: {
+      if (!spec) return -EUCLEAN;
+      const TypeView t = spec->btf->type(spec->acc[0].type);
+      if (t.kind() == Kind::Enum)
+        val = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(t.enum_value(spec->acc[0].idx).value)));
+      else
+        val = t.enum64_value(spec->acc[0].idx).value;
+      return 0;
+    }
+    default:
+      return -EOPNOTSUPP;
+  }
+}
+
+// libbpf's bpf_core_calc_relo.
+int calc_relo(Context& cx, std::uint32_t kind, const Spec& local, const Spec* target, bool little_endian, Calc& res,
+              std::string& why) {
+  res = Calc{};
+  int err = -EOPNOTSUPP;
+  if (is_field_kind(kind)) {
+    err = calc_field(cx, kind, &local, little_endian, res.orig_val, res.orig_sz, res.orig_type, &res.validate, why);
+    if (!err)
+      err = calc_field(cx, kind, target, little_endian, res.new_val, res.new_sz, res.new_type, nullptr, why);
+    if (!err && res.orig_sz != res.new_sz) {
+      const Kind ok = core::kind_of(*local.btf, res.orig_type), nk = core::kind_of(*target->btf, res.new_type);
+      const bool both_ptr = ok == Kind::Ptr && nk == Kind::Ptr;
+      const bool both_unsigned = ok == Kind::Int && nk == Kind::Int &&
+                                 local.btf->type(res.orig_type).int_encoding() != 1 &&
+                                 target->btf->type(res.new_type).int_encoding() != 1;
+      res.fail_memsz_adjust = !both_ptr && !both_unsigned;
+    }
+  } else if (is_type_kind(kind)) {
+    err = calc_type(cx, kind, &local, res.orig_val, &res.validate);
+    if (!err) err = calc_type(cx, kind, target, res.new_val, nullptr);
+  } else if (is_enumval_kind(kind)) {
+    err = calc_enumval(kind, &local, res.orig_val);
+    if (!err) err = calc_enumval(kind, target, res.new_val);
+  }
+  if (err == -EUCLEAN) {
+    res.poison = true;
+    err = 0;
+  } else if (err == -EOPNOTSUPP && why.empty()) {
+    why = fmt::format("unrecognized CO-RE relocation kind {}", kind);
+  }
+  return err;
+}
+
+// One BPF instruction as libbpf's patching reads it.
+struct Insn {
+  std::uint8_t code = 0, dst = 0, src = 0;
+  std::int16_t off = 0;
+  std::int32_t imm = 0;
+};
+
+Insn read_insn(const std::uint8_t* p, bool little_endian) {
+  const ByteOrder order(little_endian != (std::endian::native == std::endian::little));
+  Insn i;
+  i.code = p[0];
+  // struct bpf_insn's bitfields: dst_reg is the low nibble on little-endian, the high one on big-endian.
+  i.dst = little_endian ? p[1] & 0x0f : p[1] >> 4;
+  i.src = little_endian ? p[1] >> 4 : p[1] & 0x0f;
+  i.off = static_cast<std::int16_t>(order.u16(p + 2));
+  i.imm = static_cast<std::int32_t>(order.u32(p + 4));
+  return i;
+}
+
+// libbpf's bpf_core_patch_insn, without writing: the outcome for the instruction at `p` (with `left`
+// bytes of the section from there).
+void judge_patch(const Calc& res, const std::uint8_t* p, std::size_t left, bool little_endian, CoreResult& out) {
+  constexpr std::uint8_t kClassLd = 0x00, kClassLdx = 0x01, kClassSt = 0x02, kClassStx = 0x03, kClassAlu = 0x04,
+                         kClassAlu64 = 0x07, kSrcX = 0x08, kLdImm64 = 0x18;
+  out.local_value = res.orig_val;
+  out.value = res.new_val;
+  if (res.poison) {
+    out.status = CoreStatus::Poisoned;
+    return;
+  }
+  const Insn insn = read_insn(p, little_endian);
+  auto error = [&](std::string why) {
+    out.status = CoreStatus::Error;
+    out.reason = std::move(why);
+  };
+  switch (insn.code & 0x07) {
+    case kClassAlu:
+    case kClassAlu64:
+      if (insn.code & kSrcX) return error("the relocated instruction is an ALU operation on a register, not an immediate");
+      if (res.validate && static_cast<std::uint64_t>(static_cast<std::int64_t>(insn.imm)) != res.orig_val)
+        return error(fmt::format("unexpected instruction value: got {}, expected {}", insn.imm, res.orig_val));
+      return;
+    case kClassLdx:
+    case kClassSt:
+    case kClassStx: {
+      if (res.validate && static_cast<std::uint64_t>(static_cast<std::int64_t>(insn.off)) != res.orig_val)
+        return error(fmt::format("unexpected instruction offset: got {}, expected {}", insn.off, res.orig_val));
+      if (res.new_val > SHRT_MAX) return error(fmt::format("offset {} is too big for a load or store", res.new_val));
+      if (res.fail_memsz_adjust) {
+        out.status = CoreStatus::Poisoned;
+        out.reason = fmt::format(
+            "the field's size changes ({} -> {} bytes) and it is neither a pointer nor an unsigned integer",
+            res.orig_sz, res.new_sz);
+        return;
+      }
+      if (res.new_sz != res.orig_sz) {
+        static constexpr std::uint32_t kSizes[] = {4, 2, 1, 8};  // BPF_W, BPF_H, BPF_B, BPF_DW
+        const std::uint32_t insn_bytes = kSizes[(insn.code >> 3) & 0x03];
+        if (insn_bytes != res.orig_sz)
+          return error(fmt::format("unexpected load/store size: got {}, expected {}", insn_bytes, res.orig_sz));
+        if (res.new_sz != 1 && res.new_sz != 2 && res.new_sz != 4 && res.new_sz != 8)
+          return error(fmt::format("invalid new load/store size {}", res.new_sz));
+        out.local_size = res.orig_sz;
+        out.target_size = res.new_sz;
+      }
+      return;
+    }
+    case kClassLd: {
+      if (insn.code != kLdImm64 || left < 16) return error("the relocated instruction is not a 64-bit immediate load");
+      const Insn next = read_insn(p + 8, little_endian);
+      if (insn.src != 0 || insn.off != 0 || next.code != 0 || next.dst != 0 || next.src != 0 || next.off != 0)
+        return error("the 64-bit immediate load has an unexpected form");
+      const std::uint64_t imm = static_cast<std::uint32_t>(insn.imm) | (std::uint64_t{static_cast<std::uint32_t>(next.imm)} << 32);
+      if (res.validate && imm != res.orig_val)
+        return error(fmt::format("unexpected instruction value: got {}, expected {}", imm, res.orig_val));
+      return;
+    }
+    default:
+      return error(fmt::format("cannot relocate an instruction with opcode {:#04x}", insn.code));
+  }
+}
+
+std::string kind_label(Kind k) {
+  switch (k) {
+    case Kind::Struct:
+      return "struct";
+    case Kind::Union:
+      return "union";
+    case Kind::Enum:
+    case Kind::Enum64:
+      return "enum";
+    default:
+      return std::string(kind_name(k));
+  }
+}
+
+std::string errno_text(int err) {
+  switch (-err) {
+    case EINVAL:
+      return "invalid";
+    case E2BIG:
+      return "too deep or too large";
+    default:
+      return std::strerror(-err);
+  }
+}
+
+}  // namespace
+
+std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index) {
+  const Btf& local = object.btf();
+  const bool little_endian = !local.big_endian();
+  Context cx;
+  // libbpf's per-object candidate cache, narrowed as relocations match.
+  std::unordered_map<TypeId, std::vector<Candidate>> cache;
+  std::vector<CoreResult> results;
+  results.reserve(object.relocations().size());
+  Spec local_spec, cand_spec, targ_spec;
+
+  for (const CoreRelocation& r : object.relocations()) {
+    CoreResult& out = results.emplace_back();
+    auto error = [&](CoreStatus status, std::string why) {
+      out.status = status;
+      out.reason = std::move(why);
+    };
+    // A candidate's part in the result, also when it is the one that makes the relocation fail.
+    auto keep = [&](const Spec& spec) {
+      TargetSpec& ts = out.matches.emplace_back();
+      ts.btf = spec.btf;
+      ts.root = spec.root;
+      ts.bit_offset = spec.bit_offset;
+      ts.steps.assign(spec.raw.begin(), spec.raw.begin() + spec.raw_len);
+    };
+    cx.reset_work();
+    const std::uint32_t kind = r.kind;
+    if (kind > kMaxRelocKind) {
+      error(CoreStatus::Error, fmt::format("unrecognized CO-RE relocation kind {}", kind));
+      continue;
+    }
+    const std::string_view local_name = r.local_type ? local.str(local.type(r.local_type).name_off()) : "";
+    std::vector<Candidate>* cands = nullptr;
+    if (kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) {
+      if (local_name.empty()) {
+        error(CoreStatus::Error, "the local type is anonymous: libbpf finds no candidates for it");
+        continue;
+      }
+      auto [it, inserted] = cache.try_emplace(r.local_type);
+      if (inserted) it->second = index.candidates(local, r.local_type);
+      cands = &it->second;
+    }
+
+    if (const int err = core::parse_spec(cx, local, r, object.access(r), local_spec); err != 0) {
+      error(CoreStatus::Error, fmt::format("cannot parse access '{}' on local type [{}]: {}", object.access(r),
+                                           r.local_type, errno_text(err)));
+      continue;
+    }
+    if (kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) {
+      out.value = out.local_value = local_spec.root;
+      continue;
+    }
+
+    Calc targ_res, cand_res;
+    std::string why;
+    std::size_t matched = 0;
+    bool failed = false;
+    std::vector<Candidate>& list = *cands;
+    for (std::size_t i = 0; i < list.size() && !failed; ++i) {
+      const int m = core::spec_match(cx, local_spec, *list[i].btf, list[i].id, cand_spec);
+      if (m < 0) {
+        error(CoreStatus::Error, fmt::format("matching candidate [{}] failed: {}", list[i].id,
+                                             cx.over_budget() ? "too much work (crafted BTF?)" : errno_text(m)));
+        failed = true;
+        break;
+      }
+      if (m == 0) continue;
+      if (const int err = calc_relo(cx, kind, local_spec, &cand_spec, little_endian, cand_res, why); err != 0) {
+        keep(cand_spec);
+        error(CoreStatus::Error, why.empty() ? errno_text(err) : why);
+        failed = true;
+        break;
+      }
+      if (matched == 0) {
+        targ_res = cand_res;
+        targ_spec = cand_spec;
+      } else if (cand_spec.bit_offset != targ_spec.bit_offset) {
+        keep(cand_spec);
+        error(CoreStatus::Ambiguous, fmt::format("field offset ambiguity: candidates [{}] and [{}] put it at bit {} and {}",
+                                                 targ_spec.root, cand_spec.root, targ_spec.bit_offset, cand_spec.bit_offset));
+        failed = true;
+        break;
+      } else if (cand_res.poison != targ_res.poison || cand_res.new_val != targ_res.new_val) {
+        keep(cand_spec);
+        error(CoreStatus::Ambiguous, fmt::format("candidates [{}] and [{}] give different values: {} and {}",
+                                                 targ_spec.root, cand_spec.root, targ_res.new_val, cand_res.new_val));
+        failed = true;
+        break;
+      }
+      keep(cand_spec);
+      list[matched++] = list[i];
+    }
+    if (failed) {
+      cx.take_why();
+      continue;
+    }
+    if (matched > 0) list.resize(matched);
+
+    if (matched == 0) {
+      if (const int err = calc_relo(cx, kind, local_spec, nullptr, little_endian, targ_res, why); err != 0) {
+        error(CoreStatus::Error, why.empty() ? errno_text(err) : why);
+        continue;
+      }
+    }
+    const ProgramSection& section = object.sections()[r.section];
+    judge_patch(targ_res, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, little_endian, out);
+    if (matched == 0) {
+      std::string miss = cx.take_why();
+      if (list.empty()) {
+        const TypeView lt = local.type(r.local_type);
+        miss = fmt::format("no {} named '{}' in the target", kind_label(lt.kind()), essential_name(local_name));
+      }
+      out.reason = std::move(miss);  // also for an existence check that found nothing: it says why
+    } else {
+      cx.take_why();
+    }
+  }
+  return results;
+}
+
+std::string describe_access(const BpfObject& object, const CoreRelocation& r) {
+  Context cx;
+  Spec spec;
+  const std::string_view access = object.access(r);
+  if (r.kind <= kMaxRelocKind && core::parse_spec(cx, object.btf(), r, access, spec) == 0) return core::format_spec(spec);
+  const Btf& btf = object.btf();
+  const std::uint32_t off = r.local_type ? btf.type(r.local_type).name_off() : 0;
+  return fmt::format("[{}] {} + {}", r.local_type, off ? btf.str(off) : std::string_view("(anon)"), access);
+}
+
+}  // namespace btfslim
