@@ -14,6 +14,28 @@ namespace btfslim::cli {
 
 void register_dump(CLI::App& app);
 void register_measure(CLI::App& app);
+void register_check(CLI::App& app);
+
+// `--version`, the help footer, `btfslim help [COMMAND]` and the hidden `btfslim __options` (every
+// option of every command, one per line, which the cli tests check the manual and completions against).
+// Registered after the commands, so that `help` comes last in lists.
+void register_help(CLI::App& app);
+
+// The commands people see, in the order they were registered (hidden ones left out).
+std::vector<const CLI::App*> commands(const CLI::App& app);
+
+// The one-line message for a command line CLI11 rejected, naming the unknown command or option and
+// suggesting the closest one that exists.
+std::string usage_problem(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
+std::string unknown_command_problem(const CLI::App& app, std::string_view name);
+
+// Edit distance counting a swap of neighbours as one edit; the candidate close enough to `word` to be
+// what was meant (leading dashes ignored), or "".
+std::size_t edit_distance(std::string_view a, std::string_view b);
+std::string closest(std::string_view word, const std::vector<std::string>& candidates);
+
+// What `--version` prints: btfslim's version, libbpf's at run time and at build time, the features.
+std::string version_text();
 
 // Options every command that reads BTF shares.
 struct InputArgs {

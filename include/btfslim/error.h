@@ -14,6 +14,13 @@
 namespace btfslim {
 
 inline constexpr int kExitInputError = 2;
+inline constexpr int kExitCheckFailed = 1;
+
+// A command whose report is printed and whose verdict is "no" (check: a relocation fails): exit 1.
+class CheckFailed : public std::exception {
+ public:
+  const char* what() const noexcept override { return "check failed"; }
+};
 
 // A file or argument that cannot be used. what() is the whole line: "FILE: problem".
 class InputError : public std::runtime_error {

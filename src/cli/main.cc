@@ -2,18 +2,12 @@
 // on stderr and an exit status (2 for bad input or usage).
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
+#include "btfslim/terminal.h"
 
 #include <bpf/libbpf.h>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <string>
-#include <vector>
-
-#ifndef BTFSLIM_VERSION
-#define BTFSLIM_VERSION "0.0.0"
-#endif
 
 namespace btfslim::cli {
 
@@ -37,14 +31,9 @@ std::string one_line(std::string text) {
   return text;
 }
 
-// CLI11 reports a misspelt command, or an option it does not know before the command, as a missing
-// command ("A subcommand is required"): name the argument instead.
-std::string usage_problem(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
-  if (!dynamic_cast<const CLI::RequiredError*>(&e) || argc < 2 || !app.get_subcommands().empty()) return e.what();
-  if (argv[1][0] == '-') return fmt::format("unknown option '{}' (see btfslim --help)", argv[1]);
-  std::vector<std::string> names;
-  for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
-  return fmt::format("unknown command '{}' (commands: {}; see btfslim --help)", argv[1], fmt::join(names, ", "));
+// One error line on stderr: "btfslim: " (coloured on a terminal) and the problem.
+void print_error(const std::string& problem) {
+  std::fprintf(stderr, "%s%s\n", btfslim::error_prefix().c_str(), one_line(problem).c_str());
 }
 
 }  // namespace
@@ -52,12 +41,14 @@ std::string usage_problem(const CLI::App& app, const CLI::ParseError& e, int arg
 int main(int argc, char** argv) {
   libbpf_set_print(silence_libbpf);
   CLI::App app("btfslim: inspect Linux BTF and make it small", "btfslim");
-  app.set_version_flag("--version,-V",
-                       fmt::format("btfslim {} (libbpf {}.{})", BTFSLIM_VERSION, libbpf_major_version(),
-                                   libbpf_minor_version()));
   app.require_subcommand(1);
+  // The commands, one file each in src/cli/. A new one also needs its page in man/ and its words in
+  // completions/: the cli tests fail until they are there.
   btfslim::cli::register_dump(app);
   btfslim::cli::register_measure(app);
+  btfslim::cli::register_check(app);
+  // After the commands: --version, `help` and the option listing the cli tests read.
+  btfslim::cli::register_help(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -67,18 +58,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "btfslim: %s\n", one_line(usage_problem(app, e, argc, argv)).c_str());
+    print_error(btfslim::cli::usage_problem(app, e, argc, argv));
     return btfslim::kExitInputError;
+  } catch (const btfslim::CheckFailed&) {
+    // The report said what failed; the status tells scripts.
+    return btfslim::kExitCheckFailed;
   } catch (const btfslim::InputError& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "btfslim: %s\n", one_line(e.what()).c_str());
+    print_error(e.what());
     return btfslim::kExitInputError;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "btfslim: out of memory\n");
+    print_error("out of memory");
     return btfslim::kExitInputError;
   } catch (const std::exception& e) {
     // A bug rather than bad input, but still one line and a status instead of std::terminate's abort.
-    std::fprintf(stderr, "btfslim: internal error: %s\n", one_line(e.what()).c_str());
+    print_error(std::string("internal error: ") + e.what());
     return 1;
   }
   return 0;

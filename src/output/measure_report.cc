@@ -7,6 +7,9 @@
 #include "btfslim/error.h"
 #include "btfslim/kernel_memory.h"
 #include "btfslim/report.h"
+#include "btfslim/terminal.h"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <numeric>
@@ -133,10 +136,20 @@ std::vector<PrefixRow> prefix_rows(const Btf& btf, const Footprint& fp, const Ty
   return rows;
 }
 
-std::string type_label(const Btf& btf, TypeId id) {
+// "[id] summary", cut with "..." to leave at least one blank in a column `width` wide.
+std::string type_label(const Btf& btf, TypeId id, std::size_t width) {
   std::string label = fmt::format("[{}] {}", id, type_summary(btf, id));
-  if (label.size() > 43) label = label.substr(0, 40) + "...";
+  if (label.size() >= width) label = label.substr(0, width - 4) + "...";
   return label;
+}
+
+// The types table is 96 columns wide; on a narrower terminal (or COLUMNS) the name column gives way,
+// down to what "[unreferenced strings]" needs. Pipes get the full width.
+std::size_t type_column_width() {
+  constexpr std::size_t kFull = 44, kNarrowest = 24, kOtherColumns = 52;
+  const std::size_t columns = terminal_columns(STDOUT_FILENO);
+  if (columns == 0) return kFull;
+  return std::clamp(columns > kOtherColumns ? columns - kOtherColumns : 0, kNarrowest, kFull);
 }
 
 // ---- kernel memory ----
@@ -232,18 +245,19 @@ void table_kinds(const FileFootprint& f, OutputBuffer& out) {
 void table_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
   const TypeTable t = type_table(btf, fp, o);
   const std::uint64_t file = fp.file.file_bytes;
-  out.print("\n{:<44}{:<11}{:>11}{:>11}{:>11}{:>8}\n",
-            o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)", "KIND", "OWN", "RETAINED",
+  const std::size_t width = type_column_width();
+  out.print("\n{:<{}}{:<11}{:>11}{:>11}{:>11}{:>8}\n",
+            o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)", width, "KIND", "OWN", "RETAINED",
             "CLOSURE", "%");
   auto row = [&](std::string_view label, std::string_view kind, double own, std::string_view retained,
                  std::string_view closure, double share) {
-    out.print("{:<44}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", label, kind, human_size(own), retained, closure,
+    out.print("{:<{}}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", label, width, kind, human_size(own), retained, closure,
               percent(share, file));
   };
   for (const TypeRow& r : t.rows) {
     const double sorted = o.sort == MeasureSort::Retained ? fp.retained[r.node] : fp.own[r.node];
-    row(type_label(btf, r.id), kind_name(btf.type(r.id).kind()), fp.own[r.node], human_size(fp.retained[r.node]),
-        r.closure < 0 ? std::string("-") : human_size(r.closure), sorted);
+    row(type_label(btf, r.id, width), kind_name(btf.type(r.id).kind()), fp.own[r.node],
+        human_size(fp.retained[r.node]), r.closure < 0 ? std::string("-") : human_size(r.closure), sorted);
   }
   for (const FoldedRow& f : t.folded) row(f.label, "", f.own, "", "", f.own);
   for (const KindRow& r : overhead_rows(fp.file)) row(r.label, "", r.total(), "", "", r.total());

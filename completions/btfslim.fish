@@ -1,0 +1,74 @@
+# fish completion for btfslim(1).
+#
+# Installed into fish's vendor_completions.d, from where fish loads it the first time btfslim is completed.
+#
+# A new command: add it to the list below, a line for the command and lines for its options. The cli tests
+# (tests/e2e/test_cli.cc) fail until every option of `btfslim __options` is offered here.
+
+set -l commands dump measure check help
+
+# BTF to read by name: vmlinux and the modules under /sys/kernel/btf (files come from -F, or from -r for
+# an option's value).
+function __btfslim_kernel_btf
+    echo vmlinux
+    for f in /sys/kernel/btf/*
+        set -l name (path basename $f)
+        test $name != vmlinux; and echo $name
+    end
+end
+
+# The kinds, completing the last item of a comma-separated list.
+function __btfslim_kinds
+    set -l token (string replace -r -- '^--?[^=]*=' '' (commandline -ct))
+    set -l prefix (string replace -r -- '[^,]*$' '' $token)
+    for kind in int ptr array struct union enum fwd typedef volatile const restrict func func_proto var datasec \
+            float decl_tag type_tag enum64
+        echo $prefix$kind
+    end
+end
+
+complete -c btfslim -f
+
+# Before a command.
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a dump -d 'print the types of a BTF'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a measure -d 'where the bytes of a BTF go'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a check -d 'resolve CO-RE relocations against kernels'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help, or a command\'s'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help and exit'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the versions and features'
+
+# Options every command has.
+complete -c btfslim -n "__fish_seen_subcommand_from $commands" -s h -l help -d 'print the options and exit'
+
+# dump and measure read one BTF.
+complete -c btfslim -n '__fish_seen_subcommand_from dump measure' -F -a '(__btfslim_kernel_btf)'
+complete -c btfslim -n '__fish_seen_subcommand_from dump measure check' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'base BTF of split inputs'
+
+complete -c btfslim -n '__fish_seen_subcommand_from dump' -s f -l format -x -a 'raw json c' -d 'output format'
+complete -c btfslim -n '__fish_seen_subcommand_from dump' -l id -x -d 'only these type ids (5, 5-9, 5,7,10-12)'
+complete -c btfslim -n '__fish_seen_subcommand_from dump' -l name -x -d 'only types with this name or glob'
+complete -c btfslim -n '__fish_seen_subcommand_from dump' -l kind -x -a '(__btfslim_kinds)' -d 'only types of these kinds'
+
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -s f -l format -x -a 'table csv json' -d 'output format'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l by -x -a 'default kind type prefix' -d 'which roll-up'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l sort -x -a 'own retained' -d 'rank types by'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -s n -l top -x -d 'rows before [N others]'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l all -d 'list every type'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l closure -d 'with --all: closure bytes for every type'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l kind -x -a '(__btfslim_kinds)' -d 'only types of these kinds'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l name -x -d 'only types whose name matches this glob'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l type -x -d 'one type in detail'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l without -x -a '(__btfslim_kinds)' -d 'the BTF without these kinds'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l kernel-model -x -a 'builtin module' -d 'how vmlinux BTF reaches the kernel'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l resident-base -r -a '(__btfslim_kernel_btf)' -d 'a small resident base'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l modules -d 'compare module BTFs'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l svg -r -d 'also write an icicle SVG'
+
+# check: BPF objects, against target BTFs.
+complete -c btfslim -n '__fish_seen_subcommand_from check' -k -a '(__fish_complete_suffix .o)'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l btf -r -a '(__btfslim_kernel_btf)' -d 'target BTF, module or directory'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'table json' -d 'output format'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'pass poisoned relocations behind failing existence checks'
+
+# help COMMAND
+complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check" -a "dump measure check help"

@@ -1,0 +1,43 @@
+// `btfslim check`: the results of resolving objects against targets, and their printers.
+#pragma once
+
+#include "btfslim/core.h"
+#include "btfslim/output.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace btfslim {
+
+// What one object gives on one target.
+struct ObjectOnTarget {
+  std::vector<CoreResult> results;  // per relocation, in record order (matches keep only their roots)
+  std::vector<bool> guarded;        // per relocation: poisoned, but behind an existence check that fails
+  std::vector<std::string> targets;  // per relocation: the target types used, "[id] struct name, ..."
+};
+
+// "[id] struct name" for each match of `result`, while its target is loaded.
+std::string describe_targets(const CoreResult& result);
+
+struct CheckRun {
+  std::vector<std::unique_ptr<const BpfObject>> objects;
+  std::vector<std::string> targets;                 // names, in column order
+  std::vector<std::vector<ObjectOnTarget>> cells;  // [object][target]
+  bool allow_missing = false;                       // guarded poisonings do not fail the check
+};
+
+// A poisoned relocation is guarded when the same function tests, on the same target, that what it
+// reads exists and the test says it does not: a field_exists on the same type and access, a
+// type_exists/type_matches on its root type, an enumval_exists on the same enumerator. The verifier
+// then never reaches the poisoned instruction (libbpf's intended use of existence checks).
+std::vector<bool> guarded_relocations(const BpfObject& object, const std::vector<CoreResult>& results);
+
+// Whether a relocation fails the check: ambiguous, an error, or poisoned and not excused by a guard.
+bool relocation_fails(const CheckRun& run, const CoreResult& result, bool guarded);
+bool check_failed(const CheckRun& run);
+
+void print_check_table(const CheckRun& run, OutputBuffer& out);
+void print_check_json(const CheckRun& run, OutputBuffer& out);
+
+}  // namespace btfslim

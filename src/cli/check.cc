@@ -1,0 +1,148 @@
+// `btfslim check`: will these BPF objects load on these kernels? Resolves every CO-RE relocation of
+// each object against each target as libbpf would, and says what fails where.
+//
+// Objects are read once; targets one at a time (a btfhub tree holds thousands), each parsed once and
+// indexed once for all objects, then dropped before the next.
+#include "btfslim/check.h"
+#include "btfslim/cli.h"
+#include "btfslim/error.h"
+#include "btfslim/input.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace btfslim::cli {
+namespace {
+
+struct CheckArgs {
+  std::vector<std::string> objects;
+  std::vector<std::string> targets;
+  std::string base;
+  std::string format = "table";
+  bool allow_missing = false;
+};
+
+// Whether a file starts like BTF (either byte order) or ELF: what a directory walk takes as a target.
+bool looks_like_btf(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  unsigned char m[4] = {};
+  if (!f.read(reinterpret_cast<char*>(m), sizeof m)) return false;
+  return (m[0] == 0x9f && m[1] == 0xeb) || (m[0] == 0xeb && m[1] == 0x9f) ||
+         (m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F');
+}
+
+// Files named, and the BTF files under directories named, in a stable order.
+std::vector<std::string> expand_targets(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const std::string& arg : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(arg, ec)) {
+      out.push_back(arg);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (std::filesystem::recursive_directory_iterator it(arg, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec) && looks_like_btf(it->path())) found.push_back(it->path().string());
+    if (ec) fail(arg, "cannot list directory: {}", ec.message());
+    if (found.empty()) fail(arg, "directory holds no BTF files (raw BTF or ELF with .BTF)");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+// The running kernel's module BTFs: libbpf searches them for types vmlinux lacks.
+std::vector<std::shared_ptr<const Btf>> running_modules(const std::shared_ptr<const Btf>& vmlinux) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(std::string(kSysBtfDir).c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != ".." && name != "vmlinux") names.push_back(std::string(kSysBtfDir) + "/" + name);
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<std::shared_ptr<const Btf>> modules;
+  for (const auto& n : names) modules.push_back(load_btf_file(n, vmlinux));
+  return modules;
+}
+
+CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>& base, bool running) {
+  if (running) {
+    auto vmlinux = load_btf("");
+    return CoreTarget(vmlinux, running_modules(vmlinux));
+  }
+  if (base) return CoreTarget(base, {load_btf_file(resolve_input(arg).path, base)});
+  auto btf = load_btf(arg);
+  // A module's split BTF found with its vmlinux (a /sys/kernel/btf module): search vmlinux first.
+  if (btf->is_split()) return CoreTarget(btf->base_shared(), {btf});
+  return CoreTarget(btf);
+}
+
+void run_check(const CheckArgs& args) {
+  CheckRun run;
+  run.allow_missing = args.allow_missing;
+  for (const auto& path : args.objects) run.objects.push_back(BpfObject::open(path));
+  std::vector<const BpfObject*> objects;
+  for (const auto& o : run.objects) objects.push_back(o.get());
+
+  const bool running = args.targets.empty();
+  const std::vector<std::string> targets = running ? std::vector<std::string>{std::string(kRunningVmlinux)}
+                                                   : expand_targets(args.targets);
+  std::shared_ptr<const Btf> base;
+  if (!args.base.empty()) base = load_btf(args.base);
+
+  run.cells.resize(run.objects.size());
+  for (const std::string& t : targets) {
+    const CoreTarget target = load_target(t, base, running);
+    const CandidateIndex index(target, objects);
+    run.targets.push_back(t);
+    for (std::size_t o = 0; o < objects.size(); ++o) {
+      ObjectOnTarget cell;
+      cell.results = resolve_object(*objects[o], index);
+      cell.guarded = guarded_relocations(*objects[o], cell.results);
+      // The target is dropped after this loop: keep the roots that matched, not the paths into it.
+      for (CoreResult& r : cell.results) {
+        cell.targets.push_back(describe_targets(r));
+        for (TargetSpec& m : r.matches) {
+          m.steps = {};
+          m.btf = nullptr;
+        }
+      }
+      run.cells[o].push_back(std::move(cell));
+    }
+  }
+
+  OutputBuffer out;
+  if (args.format == "json")
+    print_check_json(run, out);
+  else
+    print_check_table(run, out);
+  out.flush();
+  if (check_failed(run)) throw CheckFailed();
+}
+
+}  // namespace
+
+void register_check(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "resolve the CO-RE relocations of BPF objects against kernels' BTF, as libbpf would on load");
+  cmd->add_option("objects", args->objects, "BPF object files (.bpf.o)")->required();
+  cmd->add_option("--btf", args->targets,
+                  "target BTF: a file (raw BTF, vmlinux, .ko), a module name, or a directory of BTF files; "
+                  "repeat for more (default: the running kernel, with its modules)")
+      ->allow_extra_args(false);
+  cmd->add_option("--base,-B", args->base, "the base BTF that split targets (module BTF files) continue");
+  cmd->add_option("--format,-f", args->format, "table, or json (one record per relocation)")
+      ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_flag("--allow-missing", args->allow_missing,
+                "do not fail on poisoned relocations whose function checks, with a failing existence "
+                "check, that what they read is there");
+  cmd->callback([args] { run_check(*args); });
+}
+
+}  // namespace btfslim::cli

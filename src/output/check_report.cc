@@ -1,0 +1,290 @@
+// Printing `btfslim check`: a table of relocations for one target, a matrix of objects by targets for
+// several, and JSON with one record per relocation either way.
+#include "btfslim/check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace btfslim {
+namespace {
+
+constexpr std::uint32_t kInsnSize = 8;
+
+struct Where {
+  std::string_view section, program;
+  std::uint64_t insn_idx;
+};
+
+Where where(const BpfObject& obj, const CoreRelocation& r) {
+  const ProgramSection& s = obj.sections()[r.section];
+  if (const BpfFunction* f = obj.function_of(r)) return {s.name, f->name, (r.insn_off - f->offset) / kInsnSize};
+  return {s.name, s.name, r.insn_off / kInsnSize};
+}
+
+struct Tally {
+  std::size_t ok = 0, poisoned = 0, guarded = 0, ambiguous = 0, error = 0;
+  std::size_t failing = 0;
+};
+
+Tally tally(const CheckRun& run, const ObjectOnTarget& cell) {
+  Tally t;
+  for (std::size_t i = 0; i < cell.results.size(); ++i) {
+    const CoreResult& r = cell.results[i];
+    switch (r.status) {
+      case CoreStatus::Ok:
+        ++t.ok;
+        break;
+      case CoreStatus::Poisoned:
+        ++(cell.guarded[i] ? t.guarded : t.poisoned);
+        break;
+      case CoreStatus::Ambiguous:
+        ++t.ambiguous;
+        break;
+      case CoreStatus::Error:
+        ++t.error;
+        break;
+    }
+    if (relocation_fails(run, r, cell.guarded[i])) ++t.failing;
+  }
+  return t;
+}
+
+std::string summary(const Tally& t) {
+  std::string s = fmt::format("{} ok", t.ok);
+  if (t.poisoned) s += fmt::format(", {} poisoned", t.poisoned);
+  if (t.guarded) s += fmt::format(", {} poisoned behind a failing existence check", t.guarded);
+  if (t.ambiguous) s += fmt::format(", {} ambiguous", t.ambiguous);
+  if (t.error) s += fmt::format(", {} errors", t.error);
+  return s;
+}
+
+// "no .BTF.ext", "no CO-RE relocations", or "".
+std::string_view nothing_to_do(const BpfObject& obj) {
+  if (!obj.has_ext()) return "no .BTF.ext: nothing to relocate";
+  if (obj.relocations().empty()) return "no CO-RE relocations";
+  return "";
+}
+
+std::string result_text(const CoreResult& r, bool guarded) {
+  switch (r.status) {
+    case CoreStatus::Ok:
+      if (r.target_size != r.local_size) return fmt::format("{} (size {} -> {})", r.value, r.local_size, r.target_size);
+      return r.value == r.local_value ? fmt::format("{}", r.value) : fmt::format("{} (was {})", r.value, r.local_value);
+    case CoreStatus::Poisoned:
+      return guarded ? "poisoned (guarded)" : "POISONED";
+    case CoreStatus::Ambiguous:
+      return "AMBIGUOUS";
+    case CoreStatus::Error:
+      return "ERROR";
+  }
+  return "";
+}
+
+void print_one_target(const CheckRun& run, OutputBuffer& out) {
+  for (std::size_t o = 0; o < run.objects.size(); ++o) {
+    const BpfObject& obj = *run.objects[o];
+    const ObjectOnTarget& cell = run.cells[o][0];
+    out.print("{} on {}\n", obj.path(), run.targets[0]);
+    if (const auto note = nothing_to_do(obj); !note.empty()) {
+      out.print("  {}\n\n", note);
+      continue;
+    }
+    // Column widths from the rows, so that long accessors do not break the table.
+    std::vector<std::string> programs, accessors;
+    std::size_t pw = 7, aw = 8;
+    for (const CoreRelocation& r : obj.relocations()) {
+      const Where w = where(obj, r);
+      programs.push_back(std::string(w.program));
+      accessors.push_back(describe_access(obj, r));
+      pw = std::max(pw, programs.back().size());
+      aw = std::max(aw, accessors.back().size());
+    }
+    aw = std::min<std::size_t>(aw, 60);
+    out.print("  {:<{}}  {:>5}  {:<14}  {:<{}}  {:<20}  {}\n", "PROGRAM", pw, "INSN", "KIND", "ACCESSOR", aw, "RESULT",
+              "TARGET");
+    const auto relos = obj.relocations();
+    for (std::size_t i = 0; i < relos.size(); ++i) {
+      const CoreResult& r = cell.results[i];
+      out.print("  {:<{}}  {:>5}  {:<14}  {:<{}}  {:<20}  {}\n", programs[i], pw, where(obj, relos[i]).insn_idx,
+                reloc_kind_name(relos[i].kind), accessors[i], aw, result_text(r, cell.guarded[i]),
+                cell.targets[i].empty() ? "-" : cell.targets[i]);
+      if (!r.reason.empty() && r.status != CoreStatus::Ok) out.print("  {:<{}}  {}\n", "", pw + 7, r.reason);
+    }
+    out.print("{}: {} relocations: {}\n\n", obj.path(), relos.size(), summary(tally(run, cell)));
+  }
+}
+
+void print_matrix(const CheckRun& run, OutputBuffer& out) {
+  std::size_t ow = 6;
+  for (const auto& obj : run.objects) ow = std::max(ow, obj->path().size());
+  std::size_t tw = 6;
+  for (const auto& t : run.targets) tw = std::max(tw, t.size());
+  // One row per target (kernels outnumber objects in a btfhub tree), one column per object.
+  out.print("{:<{}}", "TARGET", tw);
+  for (const auto& obj : run.objects) out.print("  {:<{}}", obj->path(), std::max<std::size_t>(obj->path().size(), 12));
+  out.put('\n');
+  for (std::size_t t = 0; t < run.targets.size(); ++t) {
+    out.print("{:<{}}", run.targets[t], tw);
+    for (std::size_t o = 0; o < run.objects.size(); ++o) {
+      const BpfObject& obj = *run.objects[o];
+      const Tally tl = tally(run, run.cells[o][t]);
+      std::string cell = !nothing_to_do(obj).empty() ? "-"
+                         : tl.failing == 0                ? "ok"
+                                                          : fmt::format("{} failing", tl.failing);
+      out.print("  {:<{}}", cell, std::max<std::size_t>(obj.path().size(), 12));
+    }
+    out.put('\n');
+  }
+  // What fails where.
+  for (std::size_t o = 0; o < run.objects.size(); ++o) {
+    const BpfObject& obj = *run.objects[o];
+    const auto relos = obj.relocations();
+    for (std::size_t t = 0; t < run.targets.size(); ++t) {
+      const ObjectOnTarget& cell = run.cells[o][t];
+      bool header = false;
+      for (std::size_t i = 0; i < relos.size(); ++i) {
+        const CoreResult& r = cell.results[i];
+        if (!relocation_fails(run, r, cell.guarded[i])) continue;
+        if (!header) out.print("\n{} on {}:\n", obj.path(), run.targets[t]);
+        header = true;
+        const Where w = where(obj, relos[i]);
+        out.print("  {} insn #{} {} {}: {}{}{}\n", w.program, w.insn_idx, reloc_kind_name(relos[i].kind),
+                  describe_access(obj, relos[i]), status_name(r.status), r.reason.empty() ? "" : ": ", r.reason);
+      }
+    }
+  }
+}
+
+void json_result(JsonWriter& j, const CheckRun& run, const CoreResult& r, bool guarded) {
+  j.field("status", status_name(r.status));
+  if (r.status == CoreStatus::Ok) j.field("value", r.value);
+  j.field("local_value", r.local_value);
+  if (r.target_size != r.local_size) {
+    j.field("local_size", r.local_size);
+    j.field("target_size", r.target_size);
+  }
+  if (!r.reason.empty()) j.field("reason", r.reason);
+  if (r.status == CoreStatus::Poisoned) j.field("guarded", guarded);
+  j.field("fails", relocation_fails(run, r, guarded));
+  j.key("targets");
+  j.begin_array();
+  for (const TargetSpec& m : r.matches) j.value(std::uint64_t{m.root});
+  j.end_array();
+}
+
+}  // namespace
+
+std::string describe_targets(const CoreResult& r) {
+  std::string s;
+  for (const TargetSpec& m : r.matches) {
+    if (!s.empty()) s += ", ";
+    const std::uint32_t off = m.root ? m.btf->type(m.root).name_off() : 0;
+    s += fmt::format("[{}]", m.root);
+    if (off) s += fmt::format(" {}", m.btf->str(off));
+  }
+  return s;
+}
+
+std::vector<bool> guarded_relocations(const BpfObject& object, const std::vector<CoreResult>& results) {
+  const auto relos = object.relocations();
+  std::vector<bool> guarded(relos.size(), false);
+  for (std::size_t i = 0; i < relos.size(); ++i) {
+    if (results[i].status != CoreStatus::Poisoned) continue;
+    const CoreRelocation& r = relos[i];
+    const BpfFunction* fn = object.function_of(r);
+    for (std::size_t j = 0; j < relos.size() && !guarded[i]; ++j) {
+      const CoreRelocation& g = relos[j];
+      if (!is_existence_kind(g.kind) || results[j].status != CoreStatus::Ok || results[j].value != 0) continue;
+      if (g.section != r.section || object.function_of(g) != fn || g.local_type != r.local_type) continue;
+      const bool same_access = object.access(g) == object.access(r);
+      const auto gk = static_cast<RelocKind>(g.kind);
+      guarded[i] = gk == RelocKind::TypeExists || gk == RelocKind::TypeMatches ||
+                   (gk == RelocKind::FieldExists && same_access) || (gk == RelocKind::EnumvalExists && same_access);
+    }
+  }
+  return guarded;
+}
+
+bool relocation_fails(const CheckRun& run, const CoreResult& result, bool guarded) {
+  if (result.status == CoreStatus::Ok) return false;
+  return !(result.status == CoreStatus::Poisoned && guarded && run.allow_missing);
+}
+
+bool check_failed(const CheckRun& run) {
+  for (std::size_t o = 0; o < run.objects.size(); ++o)
+    for (const ObjectOnTarget& cell : run.cells[o])
+      for (std::size_t i = 0; i < cell.results.size(); ++i)
+        if (relocation_fails(run, cell.results[i], cell.guarded[i])) return true;
+  return false;
+}
+
+void print_check_table(const CheckRun& run, OutputBuffer& out) {
+  if (run.targets.size() == 1)
+    print_one_target(run, out);
+  else
+    print_matrix(run, out);
+}
+
+void print_check_json(const CheckRun& run, OutputBuffer& out) {
+  JsonWriter j(out);
+  const bool many = run.targets.size() != 1;
+  j.begin_object();
+  if (many) {
+    j.key("targets");
+    j.begin_array();
+    for (const auto& t : run.targets) j.value(t);
+    j.end_array();
+  } else {
+    j.field("target", run.targets[0]);
+  }
+  j.key("objects");
+  j.begin_array();
+  for (std::size_t o = 0; o < run.objects.size(); ++o) {
+    const BpfObject& obj = *run.objects[o];
+    j.begin_object();
+    j.field("object", obj.path());
+    j.field("has_btf_ext", obj.has_ext());
+    if (const auto note = nothing_to_do(obj); !note.empty()) j.field("note", note);
+    j.key("relocations");
+    j.begin_array();
+    const auto relos = obj.relocations();
+    for (std::size_t i = 0; i < relos.size(); ++i) {
+      const CoreRelocation& r = relos[i];
+      const Where w = where(obj, r);
+      j.begin_object();
+      j.field("object", obj.path());
+      j.field("section", w.section);
+      j.field("program", w.program);
+      j.field("relo_idx", r.index);
+      j.field("insn_off", r.insn_off);
+      j.field("insn_idx", w.insn_idx);
+      j.field("kind", reloc_kind_name(r.kind));
+      j.field("local_type_id", r.local_type);
+      j.field("access", obj.access(r));
+      j.field("accessor", describe_access(obj, r));
+      if (many) {
+        j.key("results");
+        j.begin_array();
+        for (std::size_t t = 0; t < run.targets.size(); ++t) {
+          j.begin_object();
+          j.field("target", run.targets[t]);
+          json_result(j, run, run.cells[o][t].results[i], run.cells[o][t].guarded[i]);
+          j.end_object();
+        }
+        j.end_array();
+      } else {
+        json_result(j, run, run.cells[o][0].results[i], run.cells[o][0].guarded[i]);
+      }
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.field("failed", check_failed(run));
+  j.end_object();
+  j.finish();
+}
+
+}  // namespace btfslim

@@ -1,0 +1,263 @@
+// The CO-RE engine in process ([core]): reading .BTF.ext, and that no object, however broken, gets past
+// BpfObject::open as anything but an InputError naming the file, or a model the engine resolves without
+// crashing or hanging ([robust]).
+//
+// The objects are the test build's BPF programs (clang-19); the targets are BTF built with btf__add_*
+// here. Exactness against libbpf is proven end to end (tests/e2e/test_check.cc, libbpf's own log).
+#include "fixtures.h"
+#include "process.h"
+
+#include "btfslim/btf.h"
+#include "btfslim/core.h"
+#include "btfslim/error.h"
+
+#include <bpf/btf.h>
+#include <catch2/catch.hpp>
+#include <gelf.h>
+#include <libelf.h>
+
+#include <random>
+#include <sstream>
+
+namespace btfslim::test {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+struct SectionPlace {
+  std::size_t offset = 0, size = 0;
+};
+
+// Where a section's bytes are in an ELF file image.
+SectionPlace find_section(const std::string& image, const std::string& name) {
+  REQUIRE(elf_version(EV_CURRENT) != EV_NONE);
+  std::string copy = image;
+  Elf* elf = elf_memory(copy.data(), copy.size());
+  REQUIRE(elf != nullptr);
+  std::size_t shstrndx = 0;
+  REQUIRE(elf_getshdrstrndx(elf, &shstrndx) == 0);
+  SectionPlace place;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    REQUIRE(gelf_getshdr(scn, &shdr) != nullptr);
+    const char* n = elf_strptr(elf, shstrndx, shdr.sh_name);
+    if (n && name == n) place = {shdr.sh_offset, shdr.sh_size};
+  }
+  elf_end(elf);
+  REQUIRE(place.size > 0);
+  return place;
+}
+
+std::uint32_t get_u32(const std::string& b, std::size_t off) {
+  return static_cast<std::uint8_t>(b[off]) | static_cast<std::uint8_t>(b[off + 1]) << 8 |
+         static_cast<std::uint8_t>(b[off + 2]) << 16 | static_cast<std::uint32_t>(static_cast<std::uint8_t>(b[off + 3])) << 24;
+}
+void put_u32(std::string& b, std::size_t off, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[off + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// The BPF object the mutations start from, with the place of its .BTF.ext and of its first CO-RE record.
+struct Subject {
+  std::string image;
+  SectionPlace ext;
+  std::size_t core = 0;   // first core_relo block header (section name offset, count)
+  std::size_t record = 0;  // its first record
+};
+
+Subject minimal_object() {
+  Subject s;
+  s.image = read_file(build_data_dir() + "/minimal.bpf.o");
+  s.ext = find_section(s.image, ".BTF.ext");
+  const std::size_t hdr_len = get_u32(s.image, s.ext.offset + 4);
+  REQUIRE(hdr_len >= 32);
+  const std::size_t core_off = get_u32(s.image, s.ext.offset + 24);
+  REQUIRE(get_u32(s.image, s.ext.offset + 28) > 0);
+  s.core = s.ext.offset + hdr_len + core_off + 4;
+  s.record = s.core + 8;
+  return s;
+}
+
+// Opens `image` from a file and resolves it against a small target: the outcome, or the error line.
+struct Opened {
+  std::unique_ptr<const BpfObject> object;
+  std::string error;
+  bool foreign = false;
+};
+
+Opened open_image(const TempDir& dir, const std::string& image, const std::string& name = "mutant.bpf.o") {
+  const std::string path = dir.file(name);
+  write_file(path, image);
+  try {
+    return {BpfObject::open(path), "", false};
+  } catch (const InputError& e) {
+    return {nullptr, e.what(), false};
+  } catch (const std::exception& e) {
+    return {nullptr, std::string("not an InputError: ") + e.what(), true};
+  }
+}
+
+// A target holding a struct task_struct whose fields sit elsewhere than the object's local ones.
+std::shared_ptr<const Btf> small_target() {
+  std::unique_ptr<struct btf, void (*)(struct btf*)> b(btf__new_empty(), btf__free);
+  struct btf* t = b.get();
+  REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
+  REQUIRE(btf__add_struct(t, "task_struct", 64) == 2);
+  REQUIRE(btf__add_field(t, "state", 1, 0, 0) == 0);
+  REQUIRE(btf__add_field(t, "tgid", 1, 96, 0) == 0);
+  REQUIRE(btf__add_field(t, "pid", 1, 128, 0) == 0);
+  REQUIRE(btf__add_field(t, "parent", 3, 192, 0) == 0);
+  REQUIRE(btf__add_ptr(t, 2) == 3);
+  __u32 size = 0;
+  const void* data = btf__raw_data(t, &size);
+  auto owner = std::make_shared<std::vector<std::uint8_t>>(static_cast<const std::uint8_t*>(data),
+                                                           static_cast<const std::uint8_t*>(data) + size);
+  return Btf::parse("target.btf", owner, std::span<const std::uint8_t>(*owner));
+}
+
+TEST_CASE("a BPF object's CO-RE records, read from .BTF.ext", "[core]") {
+  const Subject s = minimal_object();
+  TempDir dir;
+  const Opened o = open_image(dir, s.image, "minimal.bpf.o");
+  REQUIRE(o.object);
+  const BpfObject& obj = *o.object;
+  CHECK(obj.has_ext());
+  CHECK(obj.func_info_count() >= 1);
+  CHECK(obj.line_info_count() > 0);
+  // minimal.bpf.c: BPF_CORE_READ(task, parent, tgid): two byte offsets on struct task_struct.
+  REQUIRE(obj.relocations().size() == 2);
+  for (const CoreRelocation& r : obj.relocations()) {
+    CHECK(r.kind == static_cast<std::uint32_t>(RelocKind::FieldByteOffset));
+    CHECK(obj.btf().str(obj.btf().type(r.local_type).name_off()) == "task_struct");
+    REQUIRE(obj.function_of(r) != nullptr);
+    CHECK(obj.function_of(r)->name == "on_switch");
+    CHECK(obj.sections()[r.section].name == "tp_btf/sched_switch");
+  }
+  CHECK(obj.access(obj.relocations()[0]) == "0:2");
+  CHECK(describe_access(obj, obj.relocations()[0]) == "struct task_struct.parent");
+  CHECK(describe_access(obj, obj.relocations()[1]) == "struct task_struct.tgid");
+
+  // Against the small target: parent at byte 24, tgid at byte 12.
+  const CoreTarget target(small_target());
+  const BpfObject* objects[] = {&obj};
+  const CandidateIndex index(target, objects);
+  const auto results = resolve_object(obj, index);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].status == CoreStatus::Ok);
+  CHECK(results[0].value == 24);
+  CHECK(results[0].local_value == 8);
+  CHECK(results[1].status == CoreStatus::Ok);
+  CHECK(results[1].value == 12);
+  REQUIRE(results[1].matches.size() == 1);
+  CHECK(results[1].matches[0].root == 2);
+}
+
+TEST_CASE("essential names drop the flavor", "[core]") {
+  CHECK(essential_name("task_struct") == "task_struct");
+  CHECK(essential_name("task_struct___old") == "task_struct");
+  CHECK(essential_name("a___b___c") == "a___b");
+  CHECK(essential_name("a____b") == "a____b");  // four underscores: no X___Y with Y not '_'
+  CHECK(essential_name("___x") == "___x");
+  CHECK(essential_name("x___") == "x___");
+  CHECK(essential_name("x___y") == "x");
+}
+
+// Each way a .BTF.ext can be wrong, and the line that says so.
+TEST_CASE("malformed .BTF.ext: one line naming the file and what is wrong", "[core][robust]") {
+  const Subject s = minimal_object();
+  TempDir dir;
+  const std::size_t e = s.ext.offset;
+  struct Case {
+    const char* what;
+    std::size_t off;
+    std::uint32_t value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"bad magic", e, 0x1234eb00u | (get_u32(s.image, e) & 0xffff0000u), "bad magic"},
+      {"version 2", e, (get_u32(s.image, e) & 0xff00ffffu) | 0x00020000u, "unsupported version 2"},
+      {"hdr_len past the end", e + 4, 0x10000000, "header length"},
+      {"hdr_len too short", e + 4, 8, "too short"},
+      {"core_relo unaligned", e + 24, get_u32(s.image, e + 24) + 2, "not 4-byte aligned"},
+      {"core_relo past the end", e + 28, 0x7ffffff0, "past the end"},
+      {"record size 8", s.core - 4, 8, "record size 8 is invalid"},
+      {"record count 0", s.core + 4, 0, "invalid record count 0"},
+      {"record count huge", s.core + 4, 0x40000000, "invalid record count"},
+      {"section name offset", s.core, 0xfffffff0, "invalid section name offset"},
+      {"type id out of range", s.record + 4, 100000, "type id 100000 is out of range"},
+      {"access string offset", s.record + 8, 0xffffff00, "invalid access string offset"},
+      {"instruction offset unaligned", s.record, 3, "is not an instruction"},
+      {"instruction offset past the section", s.record, 0x100000, "is not an instruction"},
+  };
+  for (const Case& c : cases) {
+    std::string m = s.image;
+    put_u32(m, c.off, c.value);
+    const Opened o = open_image(dir, m);
+    INFO(c.what << ": " << (o.object ? "opened" : o.error));
+    CHECK_FALSE(o.object);
+    CHECK_FALSE(o.foreign);
+    CHECK_THAT(o.error, StartsWith(dir.file("mutant.bpf.o") + ": .BTF.ext"));
+    CHECK_THAT(o.error, Contains(c.message));
+    CHECK(o.error.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("objects without .BTF.ext or without CO-RE records are not errors", "[core]") {
+  // The pahole-built ELF has .BTF and no .BTF.ext.
+  TempDir dir;
+  const Opened o = open_image(dir, read_file(build_data_dir() + "/pahole_types.o"), "plain.o");
+  REQUIRE(o.object);
+  CHECK_FALSE(o.object->has_ext());
+  CHECK(o.object->relocations().empty());
+}
+
+// Mutations of the whole .BTF.ext and of the object's .BTF: an error line, or an object the engine
+// resolves (against a small target and against itself) without crashing.
+TEST_CASE("mutated objects: an InputError or relocations the engine resolves", "[core][robust]") {
+  const Subject s = minimal_object();
+  const SectionPlace btf = find_section(s.image, ".BTF");
+  TempDir dir;
+  const CoreTarget small(small_target());
+  std::mt19937 rng(7);
+  auto below = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  std::size_t opened = 0, rejected = 0, relocations = 0;
+  std::vector<std::string> problems;
+  for (int round = 0; round < 1500; ++round) {
+    std::string m = s.image;
+    std::ostringstream how;
+    const SectionPlace& in = below(3) == 0 ? btf : s.ext;
+    for (int e = 1 + static_cast<int>(below(3)); e > 0; --e) {
+      const std::size_t at = in.offset + (below(in.size) & ~std::size_t{3});
+      static constexpr std::uint32_t kEdges[] = {0, 1, 3, 4, 8, 12, 16, 0x7fffffff, 0xffffffff, 64, 65};
+      const std::uint32_t v = below(2) ? kEdges[below(std::size(kEdges))] : static_cast<std::uint32_t>(rng());
+      if (at + 4 <= in.offset + in.size) put_u32(m, at, v);
+      how << " " << at - in.offset << "=" << v;
+    }
+    const Opened o = open_image(dir, m);
+    const std::string label = std::string(&in == &btf ? ".BTF" : ".BTF.ext") + " round " + std::to_string(round) + how.str();
+    if (!o.object) {
+      ++rejected;
+      if (o.foreign || o.error.find(dir.file("mutant.bpf.o") + ": ") != 0 || o.error.find('\n') != std::string::npos)
+        problems.push_back(label + ": bad error '" + o.error + "'");
+      continue;
+    }
+    ++opened;
+    const BpfObject* objects[] = {o.object.get()};
+    // The object's own types as a target: every root has candidates, so every path is walked.
+    const CoreTarget self(o.object->btf_shared());
+    for (const CoreTarget* t : {&small, &self}) {
+      const CandidateIndex index(*t, objects);
+      const auto results = resolve_object(*o.object, index);
+      relocations += results.size();
+      for (std::size_t i = 0; i < results.size(); ++i) (void)describe_access(*o.object, o.object->relocations()[i]);
+    }
+  }
+  INFO(opened << " opened, " << rejected << " rejected, " << relocations << " relocations resolved");
+  for (std::size_t i = 0; i < problems.size() && i < 10; ++i) UNSCOPED_INFO(problems[i]);
+  CHECK(problems.empty());
+  CHECK(opened > 100);
+  CHECK(rejected > 100);
+}
+
+}  // namespace
+}  // namespace btfslim::test
