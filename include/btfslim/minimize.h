@@ -1,0 +1,47 @@
+// Minimizing BTF for a set of BPF objects: keep only the types and members their CO-RE relocations
+// resolve against, such that every relocation resolves the same against the result.
+#pragma once
+
+#include "btfslim/btf.h"
+#include "btfslim/core.h"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace btfslim {
+
+struct MinimizeOptions {
+  std::vector<std::string> keep;  // type names kept with all their members
+  std::shared_ptr<const Btf> base;  // emit split BTF on this base (only what it lacks)
+};
+
+// Why a type or member is kept: the first relocation that needed it.
+struct KeepReason {
+  int object = -1;       // index into the objects; -1: not kept, or kept by --keep / the pointer size
+  std::uint32_t relocation = 0;
+};
+
+struct Minimized {
+  std::string bytes;  // the raw BTF written, in the source's byte order
+  std::uint32_t types = 0;  // types in it (own types, for split output)
+  // Only kept types have entries (a vmlinux has 126k types; a minimized one a few hundred).
+  std::unordered_map<TypeId, KeepReason> type_reasons;
+  // The kept members (or enumerators) of a type, and why.
+  std::unordered_map<TypeId, std::vector<std::pair<std::uint32_t, KeepReason>>> member_reasons;
+  std::vector<bool> kept;  // per source type id
+  std::vector<bool> named;    // kept with its name (else: a struct or union written anonymous)
+  std::vector<bool> pointee;  // a pointer written with its target (else: void *)
+};
+
+// `results[i]` are objects[i]'s relocations resolved against `source`.
+Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
+                   const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options);
+
+// Resolves every object against `minimized` and compares with `expected` (against the source): the
+// first difference, described, or "".
+std::string verify_minimized(const Btf& source, const Btf& minimized, const std::vector<const BpfObject*>& objects,
+                             const std::vector<std::vector<CoreResult>>& expected);
+
+}  // namespace btfslim

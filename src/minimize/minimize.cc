@@ -1,0 +1,503 @@
+// Minimizing: mark what the relocations resolved against, then write a BTF of only that.
+//
+// The engine's results say, for every relocation, which source types matched and the path each match
+// took (members, anonymous members on the way, array elements). From them we mark what libbpf's checks
+// read when the same relocation is resolved against the output:
+// - a field access: each member on the path (structs keep only marked members, at their bit offsets),
+//   the typedef/modifier chains between them, arrays whole with their index type, and the field's own
+//   type as far as field compatibility looks: a struct or union as a shell (kind, name, size), a
+//   pointer with its pointee only if something else needs the pointee (else `void *`), ints, floats,
+//   enums and forward declarations whole;
+// - a type-based relocation: what type compatibility compares, recursing through pointers, arrays and
+//   function prototypes down to shells; TYPE_MATCHES also compares members by name and their types,
+//   so composites outside pointers are kept with all their members;
+// - an enumerator relocation: the enum whole.
+// The INT libbpf sizes pointers by ("long") is kept too. Then the marked types are written in source
+// order (pointers to unmarked types become pointers to void), and libbpf's btf__dedup folds what is
+// identical. The same inputs give the same bytes.
+#include "btfslim/minimize.h"
+#include "btfslim/error.h"
+
+#include "../core/spec.h"
+
+#include <bpf/btf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+namespace btfslim {
+namespace {
+
+using core::kind_of;
+
+bool is_modifier_or_typedef(Kind k) {
+  return k == Kind::Typedef || k == Kind::Const || k == Kind::Volatile || k == Kind::Restrict || k == Kind::TypeTag;
+}
+
+// What `id` names past typedefs and modifiers (0 for void, and for a loop of them).
+TypeId resolve(const Btf& btf, TypeId id) {
+  TypeId out = 0;
+  return core::skip_mods_and_typedefs(btf, id, out) ? out : 0;
+}
+
+class Marker {
+ public:
+  Marker(const Btf& src, Minimized& out) : src_(src), out_(out) {
+    out_.kept.assign(src.end_id(), false);
+    out_.named.assign(src.end_id(), false);
+    out_.pointee.assign(src.end_id(), false);
+  }
+
+  void set_reason(KeepReason r) { reason_ = r; }
+
+  // Candidates are found by name; a struct reached only as a member's type or a path's container is
+  // compared by kind alone, and is written without its name.
+  void named(TypeId id) {
+    if (id != 0 && id >= src_.first_id()) out_.named[id] = true;
+  }
+  // Type compatibility and TYPE_MATCHES look through pointers; field compatibility does not, so a
+  // pointer only a field needs is written as `void *`.
+  void pointee(TypeId ptr) {
+    if (ptr != 0 && ptr >= src_.first_id()) out_.pointee[ptr] = true;
+  }
+
+  void type(TypeId id) {
+    if (id == 0 || id < src_.first_id()) return;
+    if (!out_.kept[id]) {
+      out_.kept[id] = true;
+      out_.type_reasons[id] = reason_;
+    }
+  }
+
+  // Enumerators are kept like members (all of them unless some are named).
+  void enumerator(TypeId id, std::uint32_t index) { member(id, index); }
+
+  void member(TypeId id, std::uint32_t index) {
+    type(id);
+    auto& list = out_.member_reasons[id];
+    for (const auto& m : list)
+      if (m.first == index) return;
+    list.push_back({index, reason_});
+  }
+
+  // The type of a field, as far as field compatibility and sizes look. Typedefs and modifiers are
+  // skipped there (references to them are written as references to what they name), and a struct or
+  // union is only compared by kind and sized: unless something else keeps it, it is written as an
+  // anonymous shell of its size.
+  void field_type(TypeId id) {
+    for (int guard = 0; guard < kChain; ++guard) {
+      id = resolve(src_, id);
+      if (id == 0) return;
+      const TypeView t = src_.type(id);
+      if (t.kind() == Kind::Struct || t.kind() == Kind::Union) return;
+      type(id);
+      if (t.kind() != Kind::Array) return;
+      type(t.array().index_type);
+      id = t.array().type;
+    }
+  }
+
+  // What type compatibility (types_are_compat) compares, past typedefs and modifiers.
+  void compat_type(TypeId id, int depth = 0) {
+    if (depth > kDepth) return;
+    for (int guard = 0; guard < kChain; ++guard) {
+      id = resolve(src_, id);
+      if (id == 0) return;
+      type(id);
+      const TypeView t = src_.type(id);
+      switch (t.kind()) {
+        case Kind::Ptr:
+          pointee(id);
+          id = t.ref();
+          continue;
+        case Kind::Array:
+          type(t.array().index_type);
+          id = t.array().type;
+          continue;
+        case Kind::FuncProto:
+          for (unsigned i = 0; i < t.vlen(); ++i) compat_type(t.param(i).type, depth + 1);
+          id = t.ref();
+          continue;
+        default:
+          return;
+      }
+    }
+  }
+
+  // What TYPE_MATCHES compares: names at every level, composites outside pointers with all members.
+  void match_type(TypeId id, bool behind_ptr, int depth = 0) {
+    if (depth > kDepth) return;
+    for (int guard = 0; guard < kChain; ++guard) {
+      id = resolve(src_, id);
+      if (id == 0) return;
+      type(id);
+      named(id);  // TYPE_MATCHES compares names at every level
+      const TypeView t = src_.type(id);
+      switch (t.kind()) {
+        case Kind::Ptr:
+          pointee(id);
+          behind_ptr = true;
+          id = t.ref();
+          continue;
+        case Kind::Array:
+          type(t.array().index_type);
+          id = t.array().type;
+          continue;
+        case Kind::FuncProto:
+          for (unsigned i = 0; i < t.vlen(); ++i) match_type(t.param(i).type, behind_ptr, depth + 1);
+          id = t.ref();
+          continue;
+        case Kind::Struct:
+        case Kind::Union:
+          if (!behind_ptr)
+            for (unsigned i = 0; i < t.vlen(); ++i) {
+              member(id, i);
+              match_type(t.member(i).type, false, depth + 1);
+            }
+          return;
+        case Kind::Enum:
+        case Kind::Enum64:
+          for (unsigned i = 0; i < t.vlen(); ++i) enumerator(id, i);  // matched by name, all of them
+          return;
+        default:
+          return;
+      }
+    }
+  }
+
+  // A candidate and the chain of typedefs and modifiers from it to what it names, all kept: candidates
+  // are found by their own name and kind. What the chain ends at is kept whole (not as a shell).
+  void chain(TypeId id) {
+    for (int guard = 0; guard < kChain && id != 0; ++guard) {
+      type(id);
+      named(id);
+      const TypeView t = src_.type(id);
+      if (!is_modifier_or_typedef(t.kind())) {
+        if (t.kind() == Kind::Array) field_type(id);
+        return;
+      }
+      id = t.ref();
+    }
+  }
+
+ private:
+  static constexpr int kChain = 1 << 16;
+  static constexpr int kDepth = 64;
+  const Btf& src_;
+  Minimized& out_;
+  KeepReason reason_;
+};
+
+// A raw BTF being written in host byte order: types appended, strings deduplicated.
+class RawWriter {
+ public:
+  RawWriter() { strings_.push_back('\0'); }
+
+  std::uint32_t str(std::string_view s) {
+    if (s.empty()) return 0;
+    auto [it, inserted] = offsets_.try_emplace(s, static_cast<std::uint32_t>(strings_.size()));
+    if (inserted) {
+      strings_.append(s);
+      strings_.push_back('\0');
+    }
+    return it->second;
+  }
+  void u32(std::uint32_t v) { types_.append(reinterpret_cast<const char*>(&v), 4); }
+
+  std::string finish() const {
+    std::string out(kHeaderSize, '\0');
+    auto put = [&](std::size_t off, std::uint32_t v) { std::memcpy(out.data() + off, &v, 4); };
+    const std::uint16_t magic = kBtfMagic;
+    std::memcpy(out.data(), &magic, 2);
+    out[2] = 1;  // version
+    put(4, kHeaderSize);
+    put(8, 0);
+    put(12, static_cast<std::uint32_t>(types_.size()));
+    put(16, static_cast<std::uint32_t>(types_.size()));
+    put(20, static_cast<std::uint32_t>(strings_.size()));
+    out += types_;
+    out += strings_;
+    return out;
+  }
+
+ private:
+  std::string types_, strings_;
+  std::unordered_map<std::string_view, std::uint32_t> offsets_;  // views into the source's strings
+};
+
+void mark_relocation(Marker& mark, const BpfObject& obj, const CoreRelocation& r, const CoreResult& res) {
+  for (const TargetSpec& m : res.matches) {
+    if (m.btf == nullptr) continue;
+    if (is_type_kind(r.kind)) {
+      mark.chain(m.root);  // the candidate itself, found by its name and kind
+      if (r.kind == static_cast<std::uint32_t>(RelocKind::TypeMatches))
+        mark.match_type(m.root, false);
+      else
+        mark.compat_type(m.root);
+      continue;
+    }
+    mark.chain(m.root);
+    if (is_enumval_kind(r.kind)) {
+      // The enum keeps the enumerators relocations name: they are found by name, the rest is unread.
+      if (!m.steps.empty()) mark.enumerator(m.steps[0].type, m.steps[0].index);
+      continue;
+    }
+    // Field: every step of the path; the last one's type as field compatibility sees it.
+    TypeId last = 0;
+    for (std::size_t i = 0; i < m.steps.size(); ++i) {
+      const TargetSpec::Step& s = m.steps[i];
+      if (s.member) {
+        mark.member(s.type, s.index);
+        last = m.btf->type(s.type).member(s.index).type;
+      } else if (i > 0) {
+        last = s.type;  // the array
+      } else {
+        continue;  // the root pointer's index: the root, already marked
+      }
+      mark.field_type(last);
+    }
+  }
+  (void)obj;
+}
+
+std::uint32_t pointer_size_type(const Btf& src) {
+  static constexpr std::string_view kLongNames[] = {
+      "long",          "long int",          "int long",          "unsigned long",
+      "long unsigned", "unsigned long int", "unsigned int long", "long unsigned int",
+      "long int unsigned", "int unsigned long", "int long unsigned"};
+  for (TypeId id = src.first_id(); id < src.end_id(); ++id) {
+    const TypeView t = src.type(id);
+    if (t.kind() != Kind::Int || (t.size() != 4 && t.size() != 8)) continue;
+    const std::string_view name = src.str(t.name_off());
+    for (auto n : kLongNames)
+      if (n == name) return id;
+  }
+  return 0;
+}
+
+// Writes the marked types of `src` in source order.
+std::string write_marked(const Btf& src, const Minimized& m, std::uint32_t& count) {
+  std::vector<TypeId> kept_ids;
+  for (TypeId id = src.first_id(); id < src.end_id(); ++id)
+    if (m.kept[id]) kept_ids.push_back(id);
+  std::unordered_map<TypeId, TypeId> new_id;
+  TypeId next = 1;
+  for (const TypeId id : kept_ids) new_id[id] = next++;
+  // Anonymous struct shells standing in for structs and unions that are only a field's type, one per
+  // size, numbered after the kept types in the order they are first needed.
+  std::vector<std::uint32_t> shell_sizes;
+  std::unordered_map<std::uint32_t, TypeId> shell_of_size;
+  // A reference, past typedefs and modifiers: to the kept type, or a shell, or void (a pointer's target
+  // that nothing needs).
+  auto ref = [&](TypeId id, bool pointee = false) -> TypeId {
+    const TypeId r = resolve(src, id);
+    if (r == 0) return 0;
+    if (m.kept[r]) return new_id.at(r);
+    const TypeView t = src.type(r);
+    if (pointee || (t.kind() != Kind::Struct && t.kind() != Kind::Union)) return 0;
+    auto [it, inserted] = shell_of_size.try_emplace(t.size(), next);
+    if (inserted) {
+      shell_sizes.push_back(t.size());
+      ++next;
+    }
+    return it->second;
+  };
+
+  static const std::vector<std::pair<std::uint32_t, KeepReason>> kNone;
+  RawWriter w;
+  for (const TypeId id : kept_ids) {
+    const auto found = m.member_reasons.find(id);
+    const auto& kept_members = found == m.member_reasons.end() ? kNone : found->second;
+    const TypeView t = src.type(id);
+    const Kind k = t.kind();
+    const bool composite = k == Kind::Struct || k == Kind::Union;
+    const bool any_enum = k == Kind::Enum || k == Kind::Enum64;
+    // An enum that only types a field keeps its enumerators (nothing names any, so all).
+    const bool pruned = composite || (any_enum && !kept_members.empty());
+    std::vector<std::pair<std::uint32_t, KeepReason>> members;
+    if (pruned) {
+      members = kept_members;
+      std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    const std::uint32_t vlen = pruned ? static_cast<std::uint32_t>(members.size()) : t.vlen();
+    auto entry = [&](unsigned i) { return pruned ? members[i].first : i; };
+    // Names only field compatibility would read are dropped: structs and unions compare by kind,
+    // ints by size and encoding (the INT libbpf sizes pointers by is named, and kept named).
+    const bool anonymous = (composite || k == Kind::Int) && !m.named[id];
+    w.u32(anonymous ? 0 : w.str(src.str(t.name_off())));
+    w.u32((t.info() & ~0xffffu) | vlen);
+    switch (k) {
+      case Kind::Ptr:
+        w.u32(m.pointee[id] ? ref(t.ref(), true) : 0);
+        break;
+      case Kind::Typedef:
+      case Kind::Volatile:
+      case Kind::Const:
+      case Kind::Restrict:
+      case Kind::TypeTag:
+      case Kind::Func:
+      case Kind::Var:
+      case Kind::DeclTag:
+        w.u32(ref(t.ref()));
+        break;
+      case Kind::FuncProto:
+        w.u32(ref(t.ref()));
+        break;
+      default:
+        w.u32(t.size());
+        break;
+    }
+    switch (k) {
+      case Kind::Int:
+        w.u32(t.int_data());
+        break;
+      case Kind::Array:
+        w.u32(ref(t.array().type));
+        w.u32(ref(t.array().index_type));
+        w.u32(t.array().nelems);
+        break;
+      case Kind::Struct:
+      case Kind::Union:
+        for (const auto& [i, reason] : members) {
+          const Member mm = t.member(i);
+          w.u32(w.str(src.str(mm.name_off)));
+          w.u32(ref(mm.type));
+          w.u32(mm.offset);
+        }
+        break;
+      case Kind::Enum:
+        for (unsigned i = 0; i < vlen; ++i) {
+          w.u32(w.str(src.str(t.enum_value(entry(i)).name_off)));
+          w.u32(t.enum_value(entry(i)).value);
+        }
+        break;
+      case Kind::Enum64:
+        for (unsigned i = 0; i < vlen; ++i) {
+          const Enum64Value v = t.enum64_value(entry(i));
+          w.u32(w.str(src.str(v.name_off)));
+          w.u32(static_cast<std::uint32_t>(v.value));
+          w.u32(static_cast<std::uint32_t>(v.value >> 32));
+        }
+        break;
+      case Kind::FuncProto:
+        for (unsigned i = 0; i < vlen; ++i) {
+          w.u32(w.str(src.str(t.param(i).name_off)));
+          w.u32(ref(t.param(i).type));
+        }
+        break;
+      case Kind::Var:
+        w.u32(t.var_linkage());
+        break;
+      case Kind::DeclTag:
+        w.u32(static_cast<std::uint32_t>(t.decl_tag_component_idx()));
+        break;
+      default:
+        break;
+    }
+  }
+  for (const std::uint32_t size : shell_sizes) {
+    w.u32(0);
+    w.u32(static_cast<std::uint32_t>(Kind::Struct) << 24);
+    w.u32(size);
+  }
+  count = next - 1;
+  return w.finish();
+}
+
+using LibbpfPtr = std::unique_ptr<struct btf, void (*)(struct btf*)>;
+
+}  // namespace
+
+Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
+                   const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options) {
+  if (source.is_split()) fail(source.name(), "minimizing split BTF is not supported yet: minimize its base");
+  Minimized out;
+  Marker mark(source, out);
+  for (std::size_t o = 0; o < objects.size(); ++o) {
+    const auto relos = objects[o]->relocations();
+    for (std::size_t i = 0; i < relos.size(); ++i) {
+      mark.set_reason({static_cast<int>(o), static_cast<std::uint32_t>(i)});
+      mark_relocation(mark, *objects[o], relos[i], results[o][i]);
+    }
+  }
+  mark.set_reason({});
+  // libbpf sizes pointers by the first INT named like "long", and by the host's pointer size (8 on the
+  // 64-bit hosts that load BPF) where there is none: a 4-byte long is kept where a pointer is.
+  bool any_pointer = false;
+  for (TypeId id = source.first_id(); id < source.end_id() && !any_pointer; ++id)
+    any_pointer = out.kept[id] && source.type(id).kind() == Kind::Ptr;
+  if (const TypeId long_id = pointer_size_type(source); long_id && any_pointer && source.type(long_id).size() != 8) {
+    mark.type(long_id);
+    mark.named(long_id);
+  }
+  for (const std::string& name : options.keep) {
+    bool found = false;
+    for (TypeId id = source.first_id(); id < source.end_id(); ++id) {
+      const TypeView t = source.type(id);
+      if (t.name_off() == 0 || source.str(t.name_off()) != name) continue;
+      if (t.kind() == Kind::Func || t.kind() == Kind::Var || t.kind() == Kind::DeclTag || t.kind() == Kind::Datasec)
+        continue;
+      found = true;
+      mark.chain(id);
+      if (t.kind() == Kind::Struct || t.kind() == Kind::Union)
+        for (unsigned i = 0; i < t.vlen(); ++i) {
+          mark.member(id, i);
+          mark.field_type(t.member(i).type);
+        }
+    }
+    if (!found) fail(source.name(), "--keep {}: no such type", name);
+  }
+
+  std::uint32_t count = 0;
+  const std::string raw = write_marked(source, out, count);
+
+  // libbpf parses what we wrote (a check of its own), folds duplicates, and writes it back in the
+  // source's byte order.
+  LibbpfPtr btf(btf__new(raw.data(), static_cast<__u32>(raw.size())), btf__free);
+  if (!btf) fail(source.name(), "internal error: libbpf rejects the minimized BTF ({})", std::strerror(errno));
+  if (btf__dedup(btf.get(), nullptr) != 0)
+    fail(source.name(), "internal error: libbpf cannot deduplicate the minimized BTF ({})", std::strerror(errno));
+  if (source.big_endian()) btf__set_endianness(btf.get(), BTF_BIG_ENDIAN);
+  __u32 size = 0;
+  const void* data = btf__raw_data(btf.get(), &size);
+  if (!data) fail(source.name(), "internal error: libbpf cannot write the minimized BTF");
+  out.bytes.assign(static_cast<const char*>(data), size);
+  out.types = btf__type_cnt(btf.get()) - 1;
+  return out;
+}
+
+std::string verify_minimized(const Btf& source, const Btf& minimized, const std::vector<const BpfObject*>& objects,
+                             const std::vector<std::vector<CoreResult>>& expected) {
+  const CoreTarget target(std::shared_ptr<const Btf>(&minimized, [](const Btf*) {}));
+  const CandidateIndex index(target, objects);
+  for (std::size_t o = 0; o < objects.size(); ++o) {
+    const auto got = resolve_object(*objects[o], index);
+    const auto relos = objects[o]->relocations();
+    for (std::size_t i = 0; i < relos.size(); ++i) {
+      const CoreResult& a = expected[o][i];
+      const CoreResult& b = got[i];
+      bool same = a.status == b.status;
+      if (same && a.status == CoreStatus::Ok) {
+        if (relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget) && a.value != 0 && b.value != 0) {
+          // Ids differ by design: the types must be the same kind and name.
+          const TypeView ta = source.type(static_cast<TypeId>(a.value)), tb = minimized.type(static_cast<TypeId>(b.value));
+          same = ta.kind() == tb.kind() && source.str(ta.name_off()) == minimized.str(tb.name_off());
+        } else {
+          same = a.value == b.value && a.local_size == b.local_size && a.target_size == b.target_size;
+        }
+      }
+      if (!same)
+        return fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output",
+                           objects[o]->path(), relos[i].index, objects[o]->sections()[relos[i].section].name,
+                           reloc_kind_name(relos[i].kind), describe_access(*objects[o], relos[i]),
+                           status_name(a.status), a.value, status_name(b.status), b.value);
+    }
+  }
+  return "";
+}
+
+}  // namespace btfslim
