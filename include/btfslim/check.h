@@ -29,8 +29,11 @@ struct CheckRun {
 
 // A poisoned relocation is guarded when the same function tests, on the same target, that what it
 // reads exists and the test says it does not: a field_exists on the same type and access, a
-// type_exists/type_matches on its root type, an enumval_exists on the same enumerator. The verifier
-// then never reaches the poisoned instruction (libbpf's intended use of existence checks).
+// type_exists/type_matches on its root type, an enumval_exists on the same enumerator; or when an
+// existence check there on another flavor of the same type succeeds (`if (exists(new->f)) read(new);
+// else read(old);`: the read of the old flavor is the branch not taken). The verifier then never reaches
+// the poisoned instruction (libbpf's intended use of existence checks). This reads the relocations, not
+// the code: a check whose result the program ignores still counts.
 std::vector<bool> guarded_relocations(const BpfObject& object, const std::vector<CoreResult>& results);
 
 // Whether a relocation fails the check: ambiguous, an error, or poisoned and not excused by a guard.

@@ -149,8 +149,10 @@ void print_matrix(const CheckRun& run, OutputBuffer& out) {
         if (!header) out.print("\n{} on {}:\n", obj.path(), run.targets[t]);
         header = true;
         const Where w = where(obj, relos[i]);
-        out.print("  {} insn #{} {} {}: {}{}{}\n", w.program, w.insn_idx, reloc_kind_name(relos[i].kind),
-                  describe_access(obj, relos[i]), status_name(r.status), r.reason.empty() ? "" : ": ", r.reason);
+        out.print("  {} insn #{} {} {}: {}{}{}{}\n", w.program, w.insn_idx, reloc_kind_name(relos[i].kind),
+                  describe_access(obj, relos[i]), status_name(r.status),
+                  cell.guarded[i] ? " (guarded: --allow-missing excuses it)" : "", r.reason.empty() ? "" : ": ",
+                  r.reason);
       }
     }
   }
@@ -193,10 +195,22 @@ std::vector<bool> guarded_relocations(const BpfObject& object, const std::vector
     if (results[i].status != CoreStatus::Poisoned) continue;
     const CoreRelocation& r = relos[i];
     const BpfFunction* fn = object.function_of(r);
+    const Btf& local = object.btf();
+    auto essential = [&](TypeId id) {
+      return id ? essential_name(local.str(local.type(id).name_off())) : std::string_view();
+    };
     for (std::size_t j = 0; j < relos.size() && !guarded[i]; ++j) {
       const CoreRelocation& g = relos[j];
-      if (!is_existence_kind(g.kind) || results[j].status != CoreStatus::Ok || results[j].value != 0) continue;
-      if (g.section != r.section || object.function_of(g) != fn || g.local_type != r.local_type) continue;
+      if (!is_existence_kind(g.kind) || results[j].status != CoreStatus::Ok) continue;
+      if (g.section != r.section || object.function_of(g) != fn) continue;
+      // The flavor idiom: `if (exists(new_flavor->f)) read(new) else read(old_flavor)`: where the check
+      // on another flavor of the same type succeeds, the read of this one is the branch not taken.
+      if (results[j].value == 1 && g.local_type != r.local_type && !essential(g.local_type).empty() &&
+          essential(g.local_type) == essential(r.local_type)) {
+        guarded[i] = true;
+        break;
+      }
+      if (results[j].value != 0 || g.local_type != r.local_type) continue;
       const bool same_access = object.access(g) == object.access(r);
       const auto gk = static_cast<RelocKind>(g.kind);
       guarded[i] = gk == RelocKind::TypeExists || gk == RelocKind::TypeMatches ||

@@ -1,0 +1,778 @@
+// `btfslim check` as a user meets it on the command line ([check-cli]): several targets give a matrix
+// and, in JSON, per-target results that agree with single-target runs; a directory stands for every BTF
+// file under it; --allow-missing excuses reads behind a failing existence check in the same function;
+// objects with nothing to relocate get a note; broken objects get one line on stderr and exit 2; and
+// the output is the same from run to run.
+//
+// The inputs are the test build's CO-RE corpus (tests/bpf/core_*.bpf.c, core_guarded.bpf.c for the
+// guards) and its targets (tests/data/core_target_*.c), pahole_types.o for an ELF with .BTF and no
+// .BTF.ext, and copies of minimal.bpf.o patched here. The values themselves are held to libbpf in
+// test_check.cc; here a single-target run of the same object and target is the reference.
+#include "libbpf_oracle.h"
+#include "process.h"
+
+#include <catch2/catch.hpp>
+#include <gelf.h>
+#include <libelf.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace btfslim::test {
+namespace {
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+using Catch::Matchers::StartsWith;
+using nlohmann::json;
+
+std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
+std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
+std::string pahole_elf() { return build_data_dir() + "/pahole_types.o"; }
+std::string guarded_object() { return object("core_guarded"); }
+
+// The CO-RE corpus with the guarded reads.
+std::vector<std::string> corpus_objects() {
+  std::vector<std::string> objects = core_corpus_objects();
+  objects.push_back(guarded_object());
+  return objects;
+}
+
+std::string command_line(const std::vector<std::string>& args) {
+  std::string s = "btfslim";
+  for (const auto& a : args) s += " " + a;
+  return s;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> words_of(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// Runs check with `args` and parses its JSON; the run must end in 0 or 1.
+json check_json(std::vector<std::string> args) {
+  args.insert(args.begin(), "check");
+  args.insert(args.end(), {"--format", "json"});
+  const RunResult r = btfslim(args);
+  INFO(command_line(args) << "\nexit " << r.status << "\nstderr: " << r.err);
+  REQUIRE((r.status == 0 || r.status == 1));
+  CHECK(r.err.empty());
+  json doc;
+  try {
+    doc = json::parse(r.out);
+  } catch (const json::exception& e) {
+    FAIL("stdout is not JSON (" << e.what() << "):\n" << r.out.substr(0, 2000));
+  }
+  REQUIRE(doc.contains("objects"));
+  CHECK(doc.value("failed", false) == (r.status == 1));
+  return doc;
+}
+
+// The JSON object of `obj` checked against `btf` alone, run once per argument set.
+const json& single(const std::string& obj, const std::string& btf, bool allow_missing) {
+  static std::map<std::tuple<std::string, std::string, bool>, json> runs;
+  const auto key = std::make_tuple(obj, btf, allow_missing);
+  if (const auto it = runs.find(key); it != runs.end()) return it->second;
+  std::vector<std::string> args{obj, "--btf", btf};
+  if (allow_missing) args.push_back("--allow-missing");
+  const json doc = check_json(args);
+  INFO(command_line(args));
+  CHECK(doc.value("target", "") == btf);
+  CHECK(!doc.contains("targets"));
+  REQUIRE(doc["objects"].size() == 1);
+  return runs.emplace(key, doc["objects"][0]).first->second;
+}
+
+// The fields of a relocation record that do not depend on the target.
+const std::vector<std::string> kRecordFields = {"object", "section",       "program", "relo_idx", "insn_off",
+                                                "insn_idx", "kind", "local_type_id", "access",   "accessor"};
+
+// A single-target record without its target-independent fields: what a multi-target "results" entry
+// must hold besides "target".
+json result_part(const json& record) {
+  json r = record;
+  for (const auto& f : kRecordFields) r.erase(f);
+  return r;
+}
+
+std::size_t failing_count(const json& single_object) {
+  std::size_t n = 0;
+  for (const json& r : single_object["relocations"])
+    if (r.value("fails", false)) ++n;
+  return n;
+}
+
+// A multi-target JSON document against single-target runs of every object/target pair: the same
+// records, and per record one result per target, in target order, equal to the single run's.
+void expect_agrees_with_single_runs(const json& doc, const std::vector<std::string>& objects,
+                                    const std::vector<std::string>& targets, bool allow_missing) {
+  REQUIRE(doc.contains("targets"));
+  CHECK(doc["targets"] == json(targets));
+  CHECK(!doc.contains("target"));
+  REQUIRE(doc["objects"].size() == objects.size());
+  std::vector<std::string> differences;
+  bool any_fails = false;
+  for (std::size_t o = 0; o < objects.size(); ++o) {
+    const json& m = doc["objects"][o];
+    CHECK(m.value("object", "") == objects[o]);
+    const json& relos = m["relocations"];
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      const json& s = single(objects[o], targets[t], allow_missing);
+      const std::string pair = objects[o] + " on " + targets[t];
+      if (m.value("has_btf_ext", true) != s.value("has_btf_ext", true) || m.value("note", "") != s.value("note", ""))
+        differences.push_back(pair + ": has_btf_ext or note differ");
+      if (relos.size() != s["relocations"].size()) {
+        differences.push_back(pair + ": " + std::to_string(relos.size()) + " records, the single run has " +
+                              std::to_string(s["relocations"].size()));
+        continue;
+      }
+      for (std::size_t i = 0; i < relos.size(); ++i) {
+        const json& mr = relos[i];
+        const json& sr = s["relocations"][i];
+        for (const auto& f : kRecordFields)
+          if (mr.value(f, json()) != sr.value(f, json()))
+            differences.push_back(pair + " record #" + std::to_string(i) + ": " + f + " " + mr.value(f, json()).dump() +
+                                  ", single run " + sr.value(f, json()).dump());
+        if (!mr.contains("results") || mr["results"].size() != targets.size()) {
+          differences.push_back(pair + " record #" + std::to_string(i) + ": results " + mr.value("results", json()).dump());
+          continue;
+        }
+        // No per-target field may leak into the record itself.
+        for (const char* f : {"status", "value", "reason", "guarded", "fails"})
+          if (mr.contains(f)) differences.push_back(pair + " record #" + std::to_string(i) + " has '" + f + "' outside results");
+        json expected = result_part(sr);
+        expected["target"] = targets[t];
+        if (mr["results"][t] != expected)
+          differences.push_back(pair + " record #" + std::to_string(i) + " (" + sr.value("accessor", "") +
+                                "):\n      results[" + std::to_string(t) + "]: " + mr["results"][t].dump() +
+                                "\n      single run: " + expected.dump());
+        any_fails = any_fails || sr.value("fails", false);
+      }
+    }
+  }
+  CHECK(doc.value("failed", !any_fails) == any_fails);
+  if (differences.empty()) return;
+  std::ostringstream s;
+  s << differences.size() << " difference(s) from single-target runs:\n";
+  for (std::size_t i = 0; i < differences.size() && i < 50; ++i) s << "  " << differences[i] << "\n";
+  FAIL(s.str());
+}
+
+// The table of several targets: a header, one row per target, then per failing object/target pair the
+// failing relocations.
+struct Matrix {
+  std::vector<std::string> objects;  // the header's columns
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;  // target, cells
+  struct Failing {
+    std::string heading;  // "OBJ on TARGET"
+    std::vector<std::string> lines;
+  };
+  std::vector<Failing> failing;
+};
+
+Matrix parse_matrix(const std::string& out) {
+  Matrix m;
+  const std::vector<std::string> lines = lines_of(out);
+  REQUIRE(!lines.empty());
+  std::vector<std::string> header = words_of(lines[0]);
+  REQUIRE(!header.empty());
+  CHECK(header[0] == "TARGET");
+  m.objects.assign(header.begin() + 1, header.end());
+  std::size_t i = 1;
+  for (; i < lines.size() && !lines[i].empty(); ++i) {
+    const std::vector<std::string> w = words_of(lines[i]);
+    REQUIRE(!w.empty());
+    std::vector<std::string> cells;
+    for (std::size_t k = 1; k < w.size(); ++k) {
+      // "N failing" is two words.
+      if (k + 1 < w.size() && w[k + 1] == "failing") {
+        cells.push_back(w[k] + " failing");
+        ++k;
+      } else {
+        cells.push_back(w[k]);
+      }
+    }
+    m.rows.push_back({w[0], cells});
+  }
+  for (; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    if (lines[i].starts_with("  ")) {
+      INFO("a relocation line before any heading: " << lines[i]);
+      REQUIRE(!m.failing.empty());
+      m.failing.back().lines.push_back(lines[i]);
+    } else {
+      INFO("a heading line: " << lines[i]);
+      CHECK_THAT(lines[i], EndsWith(":"));
+      m.failing.push_back({lines[i].substr(0, lines[i].size() - 1), {}});
+    }
+  }
+  return m;
+}
+
+// Whether `line` holds `pieces` in this order.
+bool holds_in_order(const std::string& line, const std::vector<std::string>& pieces) {
+  std::size_t at = 0;
+  for (const auto& p : pieces) {
+    at = line.find(p, at);
+    if (at == std::string::npos) return false;
+    at += p.size();
+  }
+  return true;
+}
+
+// The matrix of `objects` on `targets` against single-target runs of each pair.
+void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, const std::vector<std::string>& targets,
+                   bool allow_missing) {
+  INFO("stdout:\n" << r.out << "stderr: " << r.err);
+  const Matrix m = parse_matrix(r.out);
+  CHECK(m.objects == objects);
+  REQUIRE(m.rows.size() == targets.size());
+  bool any_fails = false;
+  std::vector<Matrix::Failing> expected_failing;
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    CHECK(m.rows[t].first == targets[t]);
+    REQUIRE(m.rows[t].second.size() == objects.size());
+    for (std::size_t o = 0; o < objects.size(); ++o) {
+      const json& s = single(objects[o], targets[t], allow_missing);
+      const std::size_t n = failing_count(s);
+      const std::string cell = s.contains("note") ? "-" : n == 0 ? "ok" : std::to_string(n) + " failing";
+      INFO(objects[o] << " on " << targets[t]);
+      CHECK(m.rows[t].second[o] == cell);
+      any_fails = any_fails || n != 0;
+    }
+  }
+  CHECK(r.status == (any_fails ? 1 : 0));
+  // Object by object, target by target: the failing relocations in record order.
+  std::size_t k = 0;
+  for (const std::string& obj : objects)
+    for (const std::string& tgt : targets) {
+      const json& s = single(obj, tgt, allow_missing);
+      if (failing_count(s) == 0) continue;
+      INFO(obj << " on " << tgt);
+      REQUIRE(k < m.failing.size());
+      const Matrix::Failing& f = m.failing[k++];
+      CHECK(f.heading == obj + " on " + tgt);
+      std::size_t line = 0;
+      for (const json& rec : s["relocations"]) {
+        if (!rec.value("fails", false)) continue;
+        REQUIRE(line < f.lines.size());
+        std::vector<std::string> pieces{rec.value("program", ""),
+                                        "insn #" + std::to_string(rec.value("insn_idx", -1)) + " ",
+                                        rec.value("kind", ""), rec.value("accessor", ""), ": " + rec.value("status", "")};
+        if (rec.contains("reason")) pieces.push_back(rec.value("reason", ""));
+        INFO("line: " << f.lines[line] << "\nrecord: " << rec.dump());
+        CHECK(holds_in_order(f.lines[line], pieces));
+        ++line;
+      }
+      CHECK(line == f.lines.size());
+    }
+  CHECK(k == m.failing.size());
+}
+
+// ---- ELF patching ----
+
+struct SectionPlace {
+  std::size_t offset = 0, size = 0;
+  std::uint32_t name = 0;  // offset of its name in the section header string table
+};
+
+// Where the sections of an ELF image are, by name; and where its section name table is.
+struct ElfLayout {
+  std::map<std::string, SectionPlace> sections;
+  std::size_t shstrtab = 0;
+};
+
+ElfLayout layout_of(const std::string& image) {
+  REQUIRE(elf_version(EV_CURRENT) != EV_NONE);
+  std::string copy = image;
+  Elf* elf = elf_memory(copy.data(), copy.size());
+  REQUIRE(elf != nullptr);
+  std::size_t shstrndx = 0;
+  REQUIRE(elf_getshdrstrndx(elf, &shstrndx) == 0);
+  ElfLayout layout;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    REQUIRE(gelf_getshdr(scn, &shdr) != nullptr);
+    if (elf_ndxscn(scn) == shstrndx) layout.shstrtab = shdr.sh_offset;
+    if (const char* n = elf_strptr(elf, shstrndx, shdr.sh_name))
+      layout.sections[n] = {shdr.sh_offset, shdr.sh_size, shdr.sh_name};
+  }
+  elf_end(elf);
+  return layout;
+}
+
+std::uint32_t get_u32(const std::string& b, std::size_t off) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<std::uint8_t>(b[off + i]);
+  return v;
+}
+void put_u32(std::string& b, std::size_t off, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[off + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// minimal.bpf.o (little-endian, as clang -target bpf writes on these hosts) and where in it the
+// .BTF.ext subsections' first block headers {section name, record count} are.
+struct Minimal {
+  std::string image;
+  std::size_t ext = 0;         // .BTF.ext
+  std::size_t func_block = 0;  // func_info's first block header
+  std::size_t core_block = 0;  // core_relo's first block header
+};
+
+Minimal minimal_object() {
+  Minimal m;
+  m.image = read_file(build_data_dir() + "/minimal.bpf.o");
+  REQUIRE(m.image.compare(0, 4, "\x7f" "ELF") == 0);
+  REQUIRE(m.image[5] == 1);  // ELFDATA2LSB
+  const ElfLayout layout = layout_of(m.image);
+  REQUIRE(layout.sections.count(".BTF.ext") == 1);
+  m.ext = layout.sections.at(".BTF.ext").offset;
+  REQUIRE(get_u32(m.image, m.ext) == 0x0001eb9f);  // magic, version 1, no flags
+  const std::size_t hdr_len = get_u32(m.image, m.ext + 4);
+  REQUIRE(hdr_len >= 32);
+  REQUIRE(get_u32(m.image, m.ext + 12) > 0);  // func_info_len
+  REQUIRE(get_u32(m.image, m.ext + 28) > 0);  // core_relo_len
+  m.func_block = m.ext + hdr_len + get_u32(m.image, m.ext + 8) + 4;
+  m.core_block = m.ext + hdr_len + get_u32(m.image, m.ext + 24) + 4;
+  return m;
+}
+
+// One rejected run: status 2, nothing on stdout, one line "btfslim: FILE: ..." holding `fragment`.
+void expect_rejected(const std::vector<std::string>& args, const std::string& file, const std::string& fragment) {
+  for (const char* format : {"table", "json"}) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--format", format});
+    const RunResult r = btfslim(a);
+    INFO(command_line(a) << "\nstatus " << r.status << "\nstdout: " << r.out.substr(0, 300) << "\nstderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, EndsWith("\n"));
+    CHECK_THAT(r.err, StartsWith("btfslim: " + file + ": "));
+    CHECK_THAT(r.err, Contains(fragment));
+  }
+}
+
+// The table row of a relocation: program, kind and accessor on one line.
+std::string row_of(const std::string& out, const std::string& program, const std::string& kind,
+                   const std::string& accessor) {
+  std::string found;
+  for (const std::string& line : lines_of(out)) {
+    const std::vector<std::string> w = words_of(line);
+    if (w.size() >= 4 && w[0] == program && w[2] == kind && line.find("  " + accessor + "  ") != std::string::npos) {
+      INFO("two rows for " << program << " " << kind << " " << accessor << ":\n" << out);
+      CHECK(found.empty());
+      found = line;
+    }
+  }
+  INFO("no row for " << program << " " << kind << " " << accessor << " in:\n" << out);
+  CHECK(!found.empty());
+  return found;
+}
+
+// The JSON record of a relocation, by program, kind and access string.
+const json& record_of(const json& object, const std::string& program, const std::string& kind,
+                      const std::string& access) {
+  const json* found = nullptr;
+  for (const json& r : object["relocations"])
+    if (r.value("program", "") == program && r.value("kind", "") == kind && r.value("access", "") == access) {
+      INFO("two records for " << program << " " << kind << " " << access);
+      REQUIRE(found == nullptr);
+      found = &r;
+    }
+  INFO("no record for " << program << " " << kind << " " << access << " in " << object.dump());
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+}  // namespace
+
+TEST_CASE("several targets: a matrix of targets by objects, then what fails where", "[check-cli]") {
+  // Every corpus object and an ELF with nothing to relocate, on every corpus target: cells that are ok,
+  // that fail, and that have nothing to check.
+  std::vector<std::string> objects = corpus_objects();
+  objects.push_back(pahole_elf());
+  const std::vector<std::string> targets = core_corpus_targets();
+  for (const bool allow_missing : {false, true}) {
+    std::vector<std::string> args{"check"};
+    args.insert(args.end(), objects.begin(), objects.end());
+    for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
+    if (allow_missing) args.push_back("--allow-missing");
+    const RunResult r = btfslim(args);
+    INFO(command_line(args));
+    CHECK(r.err.empty());
+    expect_matrix(r, objects, targets, allow_missing);
+  }
+}
+
+TEST_CASE("several targets in JSON: per relocation one result per target, as single-target runs give", "[check-cli]") {
+  std::vector<std::string> objects = corpus_objects();
+  objects.push_back(pahole_elf());
+  const std::vector<std::string> targets = core_corpus_targets();
+  for (const bool allow_missing : {false, true}) {
+    std::vector<std::string> args = objects;
+    for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
+    if (allow_missing) args.push_back("--allow-missing");
+    INFO(command_line(args));
+    expect_agrees_with_single_runs(check_json(args), objects, targets, allow_missing);
+  }
+  // The order of the targets is the order given, the same target twice is two columns.
+  const std::vector<std::string> reordered{target("missing"), target("moved"), target("missing")};
+  std::vector<std::string> args{guarded_object(), object("core_fields")};
+  for (const auto& t : reordered) args.insert(args.end(), {"--btf", t});
+  expect_agrees_with_single_runs(check_json(args), {guarded_object(), object("core_fields")}, reordered, false);
+}
+
+TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other files skipped", "[check-cli]") {
+  TempDir dir;
+  const std::string kernels = dir.file("kernels");
+  std::filesystem::create_directories(kernels + "/b");
+  std::filesystem::create_directories(kernels + "/c/d");
+  std::filesystem::create_directories(kernels + "/e");  // an empty directory inside: nothing
+  // Raw BTF (the .BTF of an ELF target), an ELF with .BTF, and one deeper down; made out of order, so
+  // that the order of creation is not the order of the names.
+  write_file(kernels + "/c/d/errors.o", read_file(target("errors")));
+  const std::string moved = read_file(target("moved"));
+  const ElfLayout layout = layout_of(moved);
+  REQUIRE(layout.sections.count(".BTF") == 1);
+  const SectionPlace btf = layout.sections.at(".BTF");
+  write_file(kernels + "/a.btf", moved.substr(btf.offset, btf.size));
+  write_file(kernels + "/b/missing.o", read_file(target("missing")));
+  // Not BTF: skipped without a word.
+  write_file(kernels + "/README", "BTF of the kernels we ship to\n");
+  write_file(kernels + "/b/empty", "");
+  write_file(kernels + "/b/short", "\x9f\xeb");
+  write_file(kernels + "/c/notes.json", "{}\n");
+  const std::vector<std::string> found{kernels + "/a.btf", kernels + "/b/missing.o", kernels + "/c/d/errors.o"};
+  const std::vector<std::string> objects{object("core_fields"), guarded_object()};
+
+  SECTION("alone") {
+    std::vector<std::string> args = objects;
+    args.insert(args.end(), {"--btf", kernels});
+    expect_agrees_with_single_runs(check_json(args), objects, found, false);
+    std::vector<std::string> table{"check"};
+    table.insert(table.end(), args.begin(), args.end());
+    const RunResult r = btfslim(table);
+    CHECK(r.err.empty());
+    expect_matrix(r, objects, found, false);
+  }
+  SECTION("after a file, in the order given") {
+    std::vector<std::string> args = objects;
+    args.insert(args.end(), {"--btf", target("moved"), "--btf", kernels});
+    std::vector<std::string> all{target("moved")};
+    all.insert(all.end(), found.begin(), found.end());
+    expect_agrees_with_single_runs(check_json(args), objects, all, false);
+  }
+  SECTION("a directory with one BTF file in it is that one target") {
+    TempDir one;
+    std::filesystem::create_directories(one.file("x/y"));
+    write_file(one.file("x/y/missing.o"), read_file(target("missing")));
+    write_file(one.file("x/notes"), "not BTF\n");
+    std::vector<std::string> args = objects;
+    args.insert(args.end(), {"--btf", one.file("x")});
+    const json doc = check_json(args);
+    // One target named by a directory: the JSON still says which file it was.
+    const std::string file = one.file("x/y/missing.o");
+    CHECK((doc.value("target", "") == file || doc.value("targets", json()) == json::array({file})));
+  }
+  SECTION("an empty directory, or one with no BTF file, is one line and exit 2") {
+    TempDir empty;
+    expect_rejected({"check", object("core_fields"), "--btf", empty.path()}, empty.path(), "no BTF files");
+    std::filesystem::create_directories(empty.file("sub"));
+    write_file(empty.file("sub/README"), "nothing here\n");
+    expect_rejected({"check", object("core_fields"), "--btf", empty.path()}, empty.path(), "no BTF files");
+    // Even beside a good target: nothing is printed before the error.
+    expect_rejected({"check", object("core_fields"), "--btf", target("moved"), "--btf", empty.path()}, empty.path(),
+                    "no BTF files");
+  }
+}
+
+TEST_CASE("--allow-missing: a poisoned read behind a failing existence check does not fail", "[check-cli]") {
+  // core_guarded.bpf.c: guarded_read reads c and a, each behind bpf_core_field_exists of the same
+  // field; type_guarded_read reads sizes___guarded.ptr_field behind bpf_core_type_exists of its struct;
+  // unguarded_read reads a with no check. The missing target lacks c and struct sizes; the errors
+  // target lacks both structs.
+  const std::string obj = guarded_object();
+  const std::string missing = target("missing");
+  const std::string errors = target("errors");
+  const std::string accessor_c = "struct existence___guarded.c";
+  const std::string accessor_a = "struct existence___guarded.a";
+  const std::string accessor_ptr = "struct sizes___guarded.ptr_field";
+
+  SECTION("everything there: exit 0") {
+    const RunResult r = btfslim({"check", obj, "--btf", target("moved")});
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Contains("7 relocations: 7 ok\n"));
+  }
+  SECTION("the only poisoned read is guarded: exit 1 without the flag, 0 with it") {
+    const RunResult plain = btfslim({"check", obj, "--btf", missing});
+    const RunResult allowed = btfslim({"check", obj, "--btf", missing, "--allow-missing"});
+    INFO("without:\n" << plain.out << plain.err << "with:\n" << allowed.out << allowed.err);
+    CHECK(plain.status == 1);
+    CHECK(allowed.status == 0);
+    for (const RunResult* r : {&plain, &allowed}) {
+      CHECK_THAT(row_of(r->out, "guarded_read", "byte_off", accessor_c), Contains("poisoned (guarded)"));
+      CHECK_THAT(row_of(r->out, "guarded_read", "field_exists", accessor_c), Contains(" 0 (was 1) "));
+      CHECK_THAT(row_of(r->out, "type_guarded_read", "byte_off", accessor_ptr), Contains("poisoned (guarded)"));
+      CHECK_THAT(row_of(r->out, "unguarded_read", "byte_off", accessor_a), !Contains("POISONED"));
+      CHECK_THAT(r->out, Contains("7 relocations: 5 ok, 2 poisoned behind a failing existence check\n"));
+      CHECK_THAT(r->out, !Contains("POISONED"));
+    }
+
+    const json without = single(obj, missing, false);
+    const json with = single(obj, missing, true);
+    for (const json* doc : {&without, &with}) {
+      const json& c = record_of(*doc, "guarded_read", "byte_off", "0:1");
+      CHECK(c.value("status", "") == "poisoned");
+      CHECK(c.value("guarded", false) == true);
+      CHECK(c.value("fails", true) == (doc == &without));
+      const json& ptr = record_of(*doc, "type_guarded_read", "byte_off", "0:0");
+      CHECK(ptr.value("status", "") == "poisoned");
+      CHECK(ptr.value("guarded", false) == true);
+      CHECK(ptr.value("fails", true) == (doc == &without));
+      CHECK(record_of(*doc, "type_guarded_read", "type_exists", "0").value("value", -1) == 0);
+      CHECK(record_of(*doc, "guarded_read", "field_exists", "0:1").value("value", -1) == 0);
+      CHECK(record_of(*doc, "unguarded_read", "byte_off", "0:0").value("status", "") == "ok");
+    }
+  }
+  SECTION("a guard counts only in its own function: exit 1 even with the flag") {
+    const RunResult allowed = btfslim({"check", obj, "--btf", errors, "--allow-missing"});
+    INFO(allowed.out << allowed.err);
+    CHECK(allowed.status == 1);
+    CHECK_THAT(row_of(allowed.out, "guarded_read", "byte_off", accessor_c), Contains("poisoned (guarded)"));
+    CHECK_THAT(row_of(allowed.out, "guarded_read", "byte_off", accessor_a), Contains("poisoned (guarded)"));
+    CHECK_THAT(row_of(allowed.out, "type_guarded_read", "byte_off", accessor_ptr), Contains("poisoned (guarded)"));
+    CHECK_THAT(row_of(allowed.out, "unguarded_read", "byte_off", accessor_a), Contains("POISONED"));
+    CHECK_THAT(allowed.out, Contains("7 relocations: 3 ok, 1 poisoned, 3 poisoned behind a failing existence check\n"));
+
+    const json& doc = single(obj, errors, true);
+    for (const char* access : {"0:0", "0:1"}) {
+      const json& g = record_of(doc, "guarded_read", "byte_off", access);
+      CHECK(g.value("status", "") == "poisoned");
+      CHECK(g.value("guarded", false) == true);
+      CHECK(g.value("fails", true) == false);
+    }
+    const json& ptr = record_of(doc, "type_guarded_read", "byte_off", "0:0");
+    CHECK(ptr.value("guarded", false) == true);
+    CHECK(ptr.value("fails", true) == false);
+    const json& u = record_of(doc, "unguarded_read", "byte_off", "0:0");
+    CHECK(u.value("status", "") == "poisoned");
+    CHECK(u.value("guarded", true) == false);
+    CHECK(u.value("fails", false) == true);
+  }
+  SECTION("in the matrix, the guarded cell is ok with the flag") {
+    const std::vector<std::string> targets{target("moved"), missing, errors};
+    for (const bool allow_missing : {false, true}) {
+      std::vector<std::string> args{"check", obj};
+      for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
+      if (allow_missing) args.push_back("--allow-missing");
+      const RunResult r = btfslim(args);
+      INFO(command_line(args) << "\n" << r.out << r.err);
+      const Matrix m = parse_matrix(r.out);
+      REQUIRE(m.rows.size() == 3);
+      CHECK(m.rows[0].second == std::vector<std::string>{"ok"});
+      CHECK(m.rows[1].second == std::vector<std::string>{allow_missing ? "ok" : "2 failing"});
+      CHECK(m.rows[2].second == std::vector<std::string>{allow_missing ? "1 failing" : "4 failing"});
+      CHECK(r.status == 1);
+    }
+  }
+  SECTION("libbpf poisons exactly what check says it does") {
+    if (const std::string why = bpf_unavailable_reason(); !why.empty()) return skip(why);
+    for (const std::string& btf : core_corpus_targets()) {
+      const LibbpfRelocation& theirs = libbpf_relocate(obj, btf);
+      INFO("against " << btf << ", libbpf's log:\n" << theirs.log);
+      REQUIRE(theirs.relocated);
+      CHECK(!theirs.failed);
+      const json& ours = single(obj, btf, false);
+      CHECK(theirs.relocations.size() == ours["relocations"].size());
+      for (const LibbpfRelo& x : theirs.relocations) {
+        const json* rec = nullptr;
+        for (const json& r : ours["relocations"])
+          if (r.value("program", "") == x.program && r.value("relo_idx", -1) == x.relo_idx) rec = &r;
+        INFO(x.program << " relo #" << x.relo_idx << ": " << x.line);
+        REQUIRE(rec != nullptr);
+        CHECK(rec->value("status", "") == (x.outcome == LibbpfRelo::Patched ? "ok" : "poisoned"));
+        if (x.outcome == LibbpfRelo::Patched) CHECK(rec->value("value", std::uint64_t{0} - 1) == x.value);
+      }
+    }
+  }
+}
+
+TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]") {
+  TempDir dir;
+  // minimal.bpf.o with an empty core_relo subsection: .BTF.ext, func_info and line_info, no CO-RE records.
+  Minimal m = minimal_object();
+  put_u32(m.image, m.ext + 28, 0);
+  const std::string no_core = dir.file("no_core.bpf.o");
+  write_file(no_core, m.image);
+  const std::string moved = target("moved");
+
+  struct Case {
+    std::string object, note;
+    bool has_ext;
+  };
+  for (const Case& c : {Case{pahole_elf(), "no .BTF.ext: nothing to relocate", false},
+                        Case{no_core, "no CO-RE relocations", true}}) {
+    const RunResult r = btfslim({"check", c.object, "--btf", moved});
+    INFO(c.object << "\n" << r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == c.object + " on " + moved + "\n  " + c.note + "\n\n");
+
+    const json doc = check_json({c.object, "--btf", moved});
+    REQUIRE(doc["objects"].size() == 1);
+    const json& o = doc["objects"][0];
+    CHECK(o.value("has_btf_ext", !c.has_ext) == c.has_ext);
+    CHECK(o.value("note", "") == c.note);
+    CHECK(o["relocations"] == json::array());
+    CHECK(doc.value("failed", true) == false);
+  }
+  // Beside an object that resolves everywhere, on several targets: "-" cells, exit 0.
+  const RunResult r = btfslim({"check", pahole_elf(), no_core, guarded_object(), "--btf", moved, "--btf",
+                               target("moved.clang")});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  const Matrix matrix = parse_matrix(r.out);
+  CHECK(matrix.objects == std::vector<std::string>{pahole_elf(), no_core, guarded_object()});
+  REQUIRE(matrix.rows.size() == 2);
+  for (const auto& row : matrix.rows) CHECK(row.second == std::vector<std::string>{"-", "-", "ok"});
+  CHECK(matrix.failing.empty());
+}
+
+TEST_CASE("bad objects and targets: one line naming the file, exit 2, nothing on stdout", "[check-cli]") {
+  TempDir dir;
+  const std::string good = object("core_fields");
+  const std::string moved = target("moved");
+  auto expect_bad_object = [&](const std::string& path, const std::string& fragment) {
+    expect_rejected({"check", path, "--btf", moved}, path, fragment);
+    // After a good object and with several targets: still nothing printed for the good one.
+    expect_rejected({"check", good, path, "--btf", moved, "--btf", target("missing")}, path, fragment);
+  };
+
+  SECTION("a missing object") { expect_bad_object(dir.file("absent.bpf.o"), "no such file"); }
+  SECTION("an object that is not ELF") {
+    const std::string path = dir.file("text.bpf.o");
+    write_file(path, "SEC(\"kprobe\") int prog(void *ctx) { return 0; }\n");
+    expect_bad_object(path, "not an ELF file");
+  }
+  SECTION("an ELF without .BTF") {
+    // gcc without -g.
+    const std::string src = dir.file("plain.c");
+    const std::string plain = dir.file("plain.o");
+    write_file(src, "int counter;\nint bump(void) { return ++counter; }\n");
+    const char* cc = std::getenv("BTFSLIM_TEST_CC");
+    const RunResult built = run({cc && *cc ? cc : "cc", "-c", src, "-o", plain});
+    INFO(built.err);
+    REQUIRE(built.status == 0);
+    expect_bad_object(plain, "no .BTF section");
+
+    // A BPF object whose .BTF is renamed: .BTF.ext without the types it refers to.
+    Minimal m = minimal_object();
+    const ElfLayout layout = layout_of(m.image);
+    REQUIRE(layout.sections.count(".BTF") == 1);
+    const std::size_t name = layout.shstrtab + layout.sections.at(".BTF").name;
+    REQUIRE(m.image.compare(name, 5, std::string(".BTF\0", 5)) == 0);
+    m.image[name + 3] = 'X';
+    const ElfLayout renamed = layout_of(m.image);
+    REQUIRE(renamed.sections.count(".BTF") == 0);
+    REQUIRE(renamed.sections.count(".BTF.ext") == 1);
+    const std::string path = dir.file("no_btf.bpf.o");
+    write_file(path, m.image);
+    expect_bad_object(path, "no .BTF section");
+  }
+  SECTION(".BTF.ext with a bad magic") {
+    Minimal m = minimal_object();
+    m.image[m.ext] = 0x34;
+    m.image[m.ext + 1] = 0x12;
+    const std::string path = dir.file("bad_magic.bpf.o");
+    write_file(path, m.image);
+    expect_bad_object(path, "bad magic");
+  }
+  SECTION(".BTF.ext with a record count that runs past the section") {
+    const Minimal m = minimal_object();
+    struct Case {
+      const char* name;
+      std::size_t block;
+      std::uint32_t count;
+    };
+    const std::uint32_t core_count = get_u32(m.image, m.core_block + 4);
+    const std::uint32_t func_count = get_u32(m.image, m.func_block + 4);
+    REQUIRE(core_count > 0);
+    REQUIRE(func_count > 0);
+    for (const Case& c : {Case{"core_one_more", m.core_block, core_count + 1},
+                          Case{"core_huge", m.core_block, 0xffffffffu},
+                          Case{"core_wraps_32_bits", m.core_block, 0x10000000u},  // * 16 bytes = 2^32
+                          Case{"func_one_more", m.func_block, func_count + 1}}) {
+      std::string image = m.image;
+      put_u32(image, c.block + 4, c.count);
+      const std::string path = dir.file(std::string(c.name) + ".bpf.o");
+      write_file(path, image);
+      INFO(c.name);
+      expect_bad_object(path, "invalid record count");
+    }
+  }
+  SECTION("targets that cannot be read") {
+    expect_rejected({"check", good, "--btf", dir.file("absent.btf")}, dir.file("absent.btf"), "no such file");
+    const std::string junk = dir.file("junk.btf");
+    write_file(junk, "hello, world\n");
+    expect_rejected({"check", good, "--btf", moved, "--btf", junk}, junk, "not BTF");
+  }
+}
+
+TEST_CASE("check prints the same bytes every time", "[check-cli]") {
+  TempDir dir;
+  const std::string kernels = dir.file("kernels");
+  std::filesystem::create_directories(kernels + "/z");
+  for (const char* name : {"moved", "missing", "errors", "moved.clang"})
+    write_file(kernels + "/z/" + name + ".o", read_file(target(name)));
+  write_file(kernels + "/" + std::string("errors.o"), read_file(target("errors")));
+
+  std::vector<std::string> objects = corpus_objects();
+  objects.push_back(pahole_elf());
+  std::vector<std::vector<std::string>> runs;
+  std::vector<std::string> many{"check"};
+  many.insert(many.end(), objects.begin(), objects.end());
+  for (const auto& t : core_corpus_targets()) many.insert(many.end(), {"--btf", t});
+  runs.push_back(many);
+  std::vector<std::string> dir_run{"check"};
+  dir_run.insert(dir_run.end(), objects.begin(), objects.end());
+  dir_run.insert(dir_run.end(), {"--btf", kernels, "--allow-missing"});
+  runs.push_back(dir_run);
+  for (const auto& t : core_corpus_targets()) {
+    std::vector<std::string> one{"check"};
+    one.insert(one.end(), objects.begin(), objects.end());
+    one.insert(one.end(), {"--btf", t});
+    runs.push_back(one);
+  }
+  for (const auto& base : runs)
+    for (const char* format : {"table", "json"}) {
+      std::vector<std::string> args = base;
+      args.insert(args.end(), {"--format", format});
+      const RunResult first = btfslim(args);
+      const RunResult second = btfslim(args);
+      INFO(command_line(args) << "\nexit " << first.status << "\nstderr: " << first.err);
+      REQUIRE((first.status == 0 || first.status == 1));
+      CHECK(!first.out.empty());
+      CHECK(second.status == first.status);
+      CHECK(second.err == first.err);
+      CHECK(second.out == first.out);
+    }
+}
+
+}  // namespace btfslim::test
