@@ -3,6 +3,7 @@
 //
 // Objects are read once; targets one at a time (a btfhub tree holds thousands), each parsed once and
 // indexed once for all objects, then dropped before the next.
+#include "btfslim/archive.h"
 #include "btfslim/check.h"
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
@@ -34,7 +35,7 @@ bool looks_like_btf(const std::filesystem::path& p) {
          (m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F');
 }
 
-// Files named, and the BTF files under directories named, in a stable order.
+// Files named, and the BTF files and archives under directories named, in a stable order.
 std::vector<std::string> expand_targets(const std::vector<std::string>& given) {
   std::vector<std::string> out;
   for (const std::string& arg : given) {
@@ -45,9 +46,10 @@ std::vector<std::string> expand_targets(const std::vector<std::string>& given) {
     }
     std::vector<std::string> found;
     for (std::filesystem::recursive_directory_iterator it(arg, ec), end; !ec && it != end; it.increment(ec))
-      if (it->is_regular_file(ec) && looks_like_btf(it->path())) found.push_back(it->path().string());
+      if (it->is_regular_file(ec) && (is_archive_path(it->path().string()) || looks_like_btf(it->path())))
+        found.push_back(it->path().string());
     if (ec) fail(arg, "cannot list directory: {}", ec.message());
-    if (found.empty()) fail(arg, "directory holds no BTF files (raw BTF or ELF with .BTF)");
+    if (found.empty()) fail(arg, "directory holds no BTF files (raw BTF, ELF with .BTF, or .tar.xz archives of them)");
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
@@ -96,8 +98,7 @@ void run_check(const CheckArgs& args) {
   if (!args.base.empty()) base = load_btf(args.base);
 
   run.cells.resize(run.objects.size());
-  for (const std::string& t : targets) {
-    const CoreTarget target = load_target(t, base, running);
+  auto check_on = [&](const std::string& t, const CoreTarget& target) {
     const CandidateIndex index(target, objects);
     run.targets.push_back(t);
     for (std::size_t o = 0; o < objects.size(); ++o) {
@@ -114,6 +115,23 @@ void run_check(const CheckArgs& args) {
       }
       run.cells[o].push_back(std::move(cell));
     }
+  };
+  for (const std::string& t : targets) {
+    if (!is_archive_path(t)) {
+      check_on(t, load_target(t, base, running));
+      continue;
+    }
+    // Each raw BTF member of an archive (btfhub: one kernel per .btf.tar.xz), read and dropped in turn.
+    std::size_t members = 0;
+    for_each_archive_member(t, [&](const std::string& member, std::shared_ptr<const std::vector<std::uint8_t>> bytes) {
+      const std::span<const std::uint8_t> span(*bytes);
+      if (span.size() < 2 || !((span[0] == 0x9f && span[1] == 0xeb) || (span[0] == 0xeb && span[1] == 0x9f))) return;
+      const std::string name = t + ":" + member;
+      auto btf = Btf::parse(name, bytes, span, base);
+      ++members;
+      check_on(name, base ? CoreTarget(base, {btf}) : CoreTarget(btf));
+    });
+    if (members == 0) fail(t, "archive holds no raw BTF files");
   }
 
   OutputBuffer out;

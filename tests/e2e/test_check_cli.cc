@@ -12,6 +12,8 @@
 #include "process.h"
 
 #include <catch2/catch.hpp>
+#include <archive.h>
+#include <archive_entry.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <nlohmann/json.hpp>
@@ -773,6 +775,84 @@ TEST_CASE("check prints the same bytes every time", "[check-cli]") {
       CHECK(second.err == first.err);
       CHECK(second.out == first.out);
     }
+}
+
+
+namespace {
+
+// Writes a tar archive at `path` (xz-compressed when `xz`) holding `members` {name, bytes}, as btfhub
+// packs each kernel's BTF.
+void write_archive(const std::string& path, const std::vector<std::pair<std::string, std::string>>& members, bool xz) {
+  std::unique_ptr<struct archive, int (*)(struct archive*)> a(archive_write_new(), archive_write_free);
+  REQUIRE(a);
+  if (xz) REQUIRE(archive_write_add_filter_xz(a.get()) == ARCHIVE_OK);
+  REQUIRE(archive_write_set_format_pax_restricted(a.get()) == ARCHIVE_OK);
+  REQUIRE(archive_write_open_filename(a.get(), path.c_str()) == ARCHIVE_OK);
+  for (const auto& [name, bytes] : members) {
+    std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)> e(archive_entry_new(), archive_entry_free);
+    archive_entry_set_pathname(e.get(), name.c_str());
+    archive_entry_set_size(e.get(), static_cast<la_int64_t>(bytes.size()));
+    archive_entry_set_filetype(e.get(), AE_IFREG);
+    archive_entry_set_perm(e.get(), 0644);
+    REQUIRE(archive_write_header(a.get(), e.get()) == ARCHIVE_OK);
+    REQUIRE(archive_write_data(a.get(), bytes.data(), bytes.size()) == static_cast<la_ssize_t>(bytes.size()));
+  }
+  REQUIRE(archive_write_close(a.get()) == ARCHIVE_OK);
+}
+
+// The raw BTF in an ELF file's .BTF section.
+std::string btf_section(const std::string& elf_path) {
+  const std::string image = read_file(elf_path);
+  const ElfLayout layout = layout_of(image);
+  REQUIRE(layout.sections.count(".BTF") == 1);
+  const SectionPlace& s = layout.sections.at(".BTF");
+  return image.substr(s.offset, s.size);
+}
+
+}  // namespace
+
+TEST_CASE("btfhub archives: each raw BTF member is a target, as if extracted", "[check-cli]") {
+  TempDir dir;
+  const std::string moved = btf_section(target("moved")), missing = btf_section(target("missing"));
+  write_file(dir.file("moved.btf"), moved);
+  write_file(dir.file("missing.btf"), missing);
+  std::filesystem::create_directories(dir.file("hub/ubuntu/22.04/x86_64"));
+  std::filesystem::create_directories(dir.file("hub/fedora/38/x86_64"));
+  const std::string a1 = dir.file("hub/ubuntu/22.04/x86_64/5.15.0-moved.btf.tar.xz");
+  const std::string a2 = dir.file("hub/fedora/38/x86_64/6.2.9-missing.btf.tar");
+  write_archive(a1, {{"5.15.0-moved.btf", moved}}, true);
+  write_archive(a2, {{"README", "not BTF"}, {"6.2.9-missing.btf", missing}}, false);
+
+  const std::string obj = object("core_fields");
+  const json doc = check_json({obj, "--btf", dir.file("hub")});
+  // Sorted paths: fedora before ubuntu; members named after their archive.
+  const std::vector<std::string> expected_targets = {a2 + ":6.2.9-missing.btf", a1 + ":5.15.0-moved.btf"};
+  CHECK(doc.value("targets", json::array()) == json(expected_targets));
+  REQUIRE(doc["objects"].size() == 1);
+  // Each member gives what the same BTF gives as a file.
+  const std::vector<std::string> files = {dir.file("missing.btf"), dir.file("moved.btf")};
+  const json& relocations = doc["objects"][0]["relocations"];
+  for (std::size_t t = 0; t < files.size(); ++t) {
+    const json& alone = single(obj, files[t], false);
+    REQUIRE(alone["relocations"].size() == relocations.size());
+    for (std::size_t i = 0; i < relocations.size(); ++i) {
+      json got = relocations[i]["results"][t];
+      got.erase("target");
+      INFO(expected_targets[t] << " relocation " << i);
+      CHECK(got == result_part(alone["relocations"][i]));
+    }
+  }
+  // The archive named directly works too.
+  const json direct = check_json({obj, "--btf", a1});
+  CHECK(direct.value("target", "") == a1 + ":5.15.0-moved.btf");
+
+  // What cannot be used: one line, exit 2.
+  const std::string corrupt = dir.file("corrupt.btf.tar.xz");
+  write_file(corrupt, read_file(a1).substr(0, 40));
+  expect_rejected({"check", obj, "--btf", corrupt}, corrupt, "archive");
+  const std::string empty = dir.file("empty.tar");
+  write_archive(empty, {{"README", "no BTF here"}}, false);
+  expect_rejected({"check", obj, "--btf", empty}, empty, "no raw BTF");
 }
 
 }  // namespace btfslim::test
