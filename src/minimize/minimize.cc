@@ -28,6 +28,7 @@
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace btfslim {
 namespace {
@@ -101,12 +102,14 @@ class Marker {
     }
   }
 
-  // What type compatibility (types_are_compat) compares, past typedefs and modifiers.
+  // What type compatibility (types_are_compat) compares, past typedefs and modifiers. Each type is
+  // walked once: crafted BTF (prototypes taking prototypes) cannot make this exponential.
   void compat_type(TypeId id, int depth = 0) {
     if (depth > kDepth) return;
     for (int guard = 0; guard < kChain; ++guard) {
       id = resolve(src_, id);
-      if (id == 0) return;
+      if (id == 0 || compat_seen_[id]) return;
+      compat_seen_[id] = true;
       type(id);
       const TypeView t = src_.type(id);
       switch (t.kind()) {
@@ -134,6 +137,9 @@ class Marker {
     for (int guard = 0; guard < kChain; ++guard) {
       id = resolve(src_, id);
       if (id == 0) return;
+      auto seen = match_seen_[behind_ptr].find(id);
+      if (seen != match_seen_[behind_ptr].end()) return;
+      match_seen_[behind_ptr].insert(id);
       type(id);
       named(id);  // TYPE_MATCHES compares names at every level
       const TypeView t = src_.type(id);
@@ -190,6 +196,8 @@ class Marker {
   const Btf& src_;
   Minimized& out_;
   KeepReason reason_;
+  std::vector<bool> compat_seen_ = std::vector<bool>(src_.end_id(), false);
+  std::unordered_set<TypeId> match_seen_[2];  // by behind_ptr
 };
 
 // A raw BTF being written in host byte order: types appended, strings deduplicated.

@@ -10,6 +10,7 @@
 #include "btfslim/btf.h"
 #include "btfslim/core.h"
 #include "btfslim/error.h"
+#include "btfslim/minimize.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
@@ -250,6 +251,20 @@ TEST_CASE("mutated objects: an InputError or relocations the engine resolves", "
       const auto results = resolve_object(*o.object, index);
       relocations += results.size();
       for (std::size_t i = 0; i < results.size(); ++i) (void)describe_access(*o.object, o.object->relocations()[i]);
+      // Minimizing for it: against the well-formed target it must work and verify; against the
+      // object's own (mutated) types, an InputError is allowed (libbpf may refuse what such a source
+      // makes), a crash is not.
+      const std::vector<const BpfObject*> list = {o.object.get()};
+      try {
+        const Minimized m = minimize(t->main(), list, {results}, {});
+        auto owner = std::make_shared<std::string>(m.bytes);
+        const auto out = Btf::parse("minimized.btf", owner,
+                                    std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size()));
+        if (const std::string diff = verify_minimized(t->main(), *out, list, {results}); !diff.empty())
+          problems.push_back(label + ": minimized BTF resolves differently: " + diff);
+      } catch (const InputError& e) {
+        if (t == &small) problems.push_back(label + ": minimize against the small target: " + e.what());
+      }
     }
   }
   INFO(opened << " opened, " << rejected << " rejected, " << relocations << " relocations resolved");
