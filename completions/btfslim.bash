@@ -7,7 +7,7 @@
 # a value to _btfslim_value. The cli tests (tests/e2e/test_cli.cc) fail until every option of
 # `btfslim __options` is offered here.
 
-_btfslim_commands="dump measure check help"
+_btfslim_commands="dump measure check minimize help"
 
 _btfslim_kind_names="int ptr array struct union enum fwd typedef volatile const restrict func func_proto var
 datasec float decl_tag type_tag enum64"
@@ -20,6 +20,7 @@ _btfslim_options() {
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --allow-missing --help -h" ;;
+        minimize) echo "--btf --output -o --keep --explain --no-verify --help -h" ;;
         help) echo "--help -h" ;;
     esac
 }
@@ -71,9 +72,10 @@ _btfslim_value() {
         measure:--kernel-model) _btfslim_words "builtin module" ;;
         *:--kind | measure:--without) _btfslim_kinds ;;
         *:--base | *:-B | measure:--resident-base) _btfslim_btf_inputs ;;
-        measure:--modules | check:--btf) _btfslim_btf_inputs ;;
-        measure:--svg) _btfslim_files ;;
+        measure:--modules | check:--btf | minimize:--btf) _btfslim_btf_inputs ;;
+        measure:--svg | minimize:--output | minimize:-o) _btfslim_files ;;
         *:--id | *:--name | measure:--type | measure:--top | measure:-n) ;;  # free text: nothing to offer
+        minimize:--keep | minimize:--explain) ;;                          # type names: likewise
         *) return 1 ;;
     esac
 }
@@ -114,7 +116,7 @@ _btfslim() {
     fi
     case $command in
         dump | measure) _btfslim_btf_inputs ;;
-        check) _btfslim_objects ;;
+        check | minimize) _btfslim_objects ;;
         help) ((cword == i + 1)) && _btfslim_words "$_btfslim_commands" ;;
     esac
     return 0

@@ -5,7 +5,7 @@
 # A new command: add it to the list below, a line for the command and lines for its options. The cli tests
 # (tests/e2e/test_cli.cc) fail until every option of `btfslim __options` is offered here.
 
-set -l commands dump measure check help
+set -l commands dump measure check minimize help
 
 # BTF to read by name: vmlinux and the modules under /sys/kernel/btf (files come from -F, or from -r for
 # an option's value).
@@ -33,6 +33,7 @@ complete -c btfslim -f
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a dump -d 'print the types of a BTF'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a measure -d 'where the bytes of a BTF go'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a check -d 'resolve CO-RE relocations against kernels'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a minimize -d 'a BTF with only what BPF objects relocate against'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help, or a command\'s'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help and exit'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the versions and features'
@@ -70,5 +71,13 @@ complete -c btfslim -n '__fish_seen_subcommand_from check' -l btf -r -a '(__btfs
 complete -c btfslim -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'table json' -d 'output format'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'pass poisoned relocations behind failing existence checks'
 
+# minimize: BPF objects, from a source BTF.
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -k -a '(__fish_complete_suffix .o)'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf -r -a '(__btfslim_kernel_btf)' -d 'source BTF (default: the running kernel\'s)'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s o -l output -r -F -d 'where to write the BTF (-: stdout)'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l keep -x -d 'also keep this type with all its members'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l explain -x -d 'say why a type is kept'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l no-verify -d 'do not verify the output'
+
 # help COMMAND
-complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check" -a "dump measure check help"
+complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize" -a "dump measure check minimize help"

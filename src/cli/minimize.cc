@@ -7,6 +7,8 @@
 #include "btfslim/minimize.h"
 #include "btfslim/output.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 
 namespace btfslim::cli {
@@ -73,10 +75,19 @@ void run_minimize(const MinimizeArgs& args) {
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", path.c_str());
   }
   const auto source = load_btf(args.source);
-  if (!args.output.empty() && args.output != "-")
-    for (const std::string& in : args.objects)
-      if (in == args.output) fail(args.output, "is an input: refusing to overwrite it");
-  if (args.output == source->name()) fail(args.output, "is the source BTF: refusing to overwrite it");
+  // The output must not be an input, however spelt: compared by device and inode where it exists.
+  if (args.output != "-") {
+    struct stat out_st {};
+    if (::stat(args.output.c_str(), &out_st) == 0) {
+      auto same = [&](const std::string& path) {
+        struct stat st {};
+        return ::stat(path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino;
+      };
+      for (const std::string& in : args.objects)
+        if (same(in)) fail(args.output, "is an input ({}): refusing to overwrite it", in);
+      if (same(source->name())) fail(args.output, "is the source BTF: refusing to overwrite it");
+    }
+  }
 
   // Resolve against the source once; the marks and the verification start from these results.
   const CoreTarget target(source);
@@ -115,10 +126,10 @@ void run_minimize(const MinimizeArgs& args) {
     write_file_atomically(args.output, m.bytes);
   }
   const double pct = source->raw().empty() ? 0.0 : 100.0 * static_cast<double>(m.bytes.size()) / static_cast<double>(source->raw().size());
-  report.print("{}: {} types, {} bytes ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} objects{}{}\n",
+  report.print("{}: {} types, {} bytes ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
                args.output.empty() ? "(not written)" : args.output == "-" ? "stdout" : args.output, m.types,
                with_commas(m.bytes.size()), pct, source->name(), source->end_id() - 1, with_commas(source->raw().size()),
-               relocations, objects.size(), args.no_verify ? "" : ", each resolving as on the source",
+               relocations, objects.size(), objects.size() == 1 ? "" : "s", args.no_verify ? "" : ", each resolving as on the source",
                failing ? fmt::format(" ({} poisoned or failing on the source too)", failing) : "");
   report.flush();
 }
@@ -132,7 +143,8 @@ void register_minimize(CLI::App& app) {
   cmd->add_option("objects", args->objects, "BPF object files (.bpf.o)")->required();
   cmd->add_option("--btf", args->source,
                   "the source BTF: a file (raw BTF, vmlinux), or 'vmlinux' (default: the running kernel)");
-  cmd->add_option("--output,-o", args->output, "where to write the minimized BTF ('-': standard output)");
+  cmd->add_option("--output,-o", args->output, "where to write the minimized BTF ('-': standard output)")
+      ->required();
   cmd->add_option("--keep", args->keep, "also keep this type with all its members (repeat for more)")
       ->allow_extra_args(false);
   cmd->add_option("--explain", args->explain, "say why a type and its members are kept (repeat for more)")

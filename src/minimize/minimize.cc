@@ -175,6 +175,25 @@ class Marker {
     }
   }
 
+  // --keep: the type, what it names, and all its members or enumerators, with the names of the ints
+  // they use (for C printed from the output: `int x;` needs its int's name).
+  void keep_whole(TypeId id) {
+    chain(id);
+    const TypeId r = resolve(src_, id);
+    if (r == 0) return;
+    const TypeView t = src_.type(r);
+    if (t.kind() == Kind::Struct || t.kind() == Kind::Union) {
+      for (unsigned i = 0; i < t.vlen(); ++i) {
+        member(r, i);
+        field_type(t.member(i).type);
+        const TypeId m = resolve(src_, t.member(i).type);
+        if (m != 0 && src_.type(m).kind() == Kind::Int) named(m);
+      }
+    } else if (t.kind() == Kind::Enum || t.kind() == Kind::Enum64) {
+      for (unsigned i = 0; i < t.vlen(); ++i) enumerator(r, i);
+    }
+  }
+
   // A candidate and the chain of typedefs and modifiers from it to what it names, all kept: candidates
   // are found by their own name and kind. What the chain ends at is kept whole (not as a shell).
   void chain(TypeId id) {
@@ -333,9 +352,9 @@ std::string write_marked(const Btf& src, const Minimized& m, std::uint32_t& coun
     }
     const std::uint32_t vlen = pruned ? static_cast<std::uint32_t>(members.size()) : t.vlen();
     auto entry = [&](unsigned i) { return pruned ? members[i].first : i; };
-    // Names only field compatibility would read are dropped: structs and unions compare by kind,
-    // ints by size and encoding (the INT libbpf sizes pointers by is named, and kept named).
-    const bool anonymous = (composite || k == Kind::Int) && !m.named[id];
+    // Names only field compatibility would read are dropped: structs and unions compare by kind. (Ints
+    // compare by size and encoding too, but C printed from the output needs their names.)
+    const bool anonymous = composite && !m.named[id];
     w.u32(anonymous ? 0 : w.str(src.str(t.name_off())));
     w.u32((t.info() & ~0xffffu) | vlen);
     switch (k) {
@@ -450,12 +469,7 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
       if (t.kind() == Kind::Func || t.kind() == Kind::Var || t.kind() == Kind::DeclTag || t.kind() == Kind::Datasec)
         continue;
       found = true;
-      mark.chain(id);
-      if (t.kind() == Kind::Struct || t.kind() == Kind::Union)
-        for (unsigned i = 0; i < t.vlen(); ++i) {
-          mark.member(id, i);
-          mark.field_type(t.member(i).type);
-        }
+      mark.keep_whole(id);
     }
     if (!found) fail(source.name(), "--keep {}: no such type", name);
   }
