@@ -53,7 +53,8 @@ FileFootprint measure_file(const Btf& btf, const StringAttribution& strings);
 // Everything `measure` knows about each own type (arrays indexed by node = id - first_id()).
 // own = record + string share; retained = own summed over the dominator subtree (graph.h).
 struct Footprint {
-  // Kinds: strings, file and own only (what the per-kind roll-up needs); Full: the graph as well.
+  // Kinds: `file` and `kernel` only, what the per-kind roll-up prints (the string totals are in `strings`
+  // too, but not per type); Full: everything.
   enum class Depth { Kinds, Full };
 
   StringAttribution strings;
@@ -64,7 +65,7 @@ struct Footprint {
   ZeroedArray<double> retained;
   KernelMemory kernel;
 
-  // retained and the graph are left empty at Depth::Kinds.
+  // strings.per_type, own, the graph, the dominators and retained are left empty at Depth::Kinds.
   explicit Footprint(const Btf& btf, Depth depth = Depth::Full);
 };
 

@@ -15,29 +15,38 @@
 #include "btfslim/memory.h"
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace btfslim {
 
+struct DominatorTree;
+
 class TypeGraph {
  public:
-  TypeGraph() : succ_start_(1), pred_start_(1) {}
+  TypeGraph();
   explicit TypeGraph(const Btf& btf);
+  TypeGraph(TypeGraph&&) noexcept;
+  TypeGraph& operator=(TypeGraph&&) noexcept;
+  ~TypeGraph();
 
   std::uint32_t node_count() const { return static_cast<std::uint32_t>(succ_start_.size() - 1); }
   std::span<const std::uint32_t> successors(std::uint32_t node) const {
     return {succ_.data() + succ_start_[node], succ_.data() + succ_start_[node + 1]};
   }
-  std::span<const std::uint32_t> predecessors(std::uint32_t node) const {
-    return {pred_.data() + pred_start_[node], pred_.data() + pred_start_[node + 1]};
-  }
+  // Built on first use (thread-safe): the dominators and everything else on measure's main path need
+  // no predecessor lists by node, so that path does not pay for them.
+  std::span<const std::uint32_t> predecessors(std::uint32_t node) const;
   std::uint64_t edge_count() const { return succ_.size(); }
   std::uint64_t base_edge_count() const { return base_edges_; }
 
  private:
-  ZeroedArray<std::uint32_t> succ_start_, succ_, pred_start_, pred_;
+  friend DominatorTree compute_dominators(const TypeGraph& graph);  // reads the edges as one array
+  struct Predecessors;
+  ZeroedArray<std::uint32_t> succ_start_, succ_;
   std::uint64_t base_edges_ = 0;
+  std::unique_ptr<Predecessors> preds_;
 };
 
 inline constexpr std::uint32_t kVirtualRoot = 0xffffffffu;
@@ -54,13 +63,16 @@ DominatorTree compute_dominators(const TypeGraph& graph);
 // Sums `own` over each node's dominator subtree.
 ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const double> own);
 
-// Everything reachable from `node` (itself included), by own bytes; `visited` is scratch of
-// node_count() entries whose values are reused across calls through `epoch` (no clearing).
 // Nodes reachable from the roots without entering a node for which excluded(node) is true: what a BTF
 // keeps when those nodes go (with everything only they kept alive).
 std::vector<bool> reachable_without(const TypeGraph& graph, const DominatorTree& tree,
                                     const std::vector<bool>& excluded);
 
+// Everything reachable from `node` (itself included), by own bytes; `count`, if given, gets the number of
+// types. `visited` is scratch that a loop over many nodes passes to every call, so that it is allocated
+// once: a bitmap of the nodes, cleared by each call (16 KiB for vmlinux, where an array of node_count()
+// epochs took 0.5 MiB of fresh pages and missed the cache on every edge). `epoch` is not used any more;
+// it stays so that callers written for the epoch scheme need no change.
 double closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const double> own,
                     std::vector<std::uint32_t>& visited, std::uint32_t epoch, std::uint32_t* count = nullptr);
 

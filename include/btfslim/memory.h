@@ -1,9 +1,13 @@
-// Large zero-filled arrays without the cost of zeroing them.
+// Large zero-filled arrays, from memory that is cheap to touch.
 //
-// Fresh anonymous mappings are already zero, so a big array is mapped rather than allocated and
-// memset; past 2 MiB it asks for transparent huge pages, one page fault per 2 MiB instead of one per
-// 4 KiB. On a paravirtualized VM a page fault costs microseconds: for vmlinux-sized inputs these faults
-// were a third of `measure`'s time. Small arrays use calloc.
+// On the paravirtualized VMs this runs on, the first write to a fresh 4 KiB page costs microseconds,
+// even after MADV_POPULATE_WRITE has faulted it in: writing 4 MiB for the first time took 7.7 ms in 4 KiB
+// pages (populated beforehand) and 0.08 ms in 2 MiB transparent huge pages (0.4 ms to populate). For
+// vmlinux-sized inputs that was most of `measure`'s time, and it is most of what libbpf's btf__parse
+// costs too. So the big arrays of the analysis come from one pool of huge pages: a reserved address
+// range whose pages are faulted in 2 MiB at a time as the pool grows, packed tightly (a huge page counts
+// whole in the resident set whether or not it is used), and reused when an array is freed, so that the
+// resident set is the most that is live at once, rounded up to 2 MiB. Small arrays use calloc.
 #pragma once
 
 #include <cstddef>
@@ -14,8 +18,12 @@
 namespace btfslim {
 
 namespace detail {
-void* map_zeroed(std::size_t bytes);
-void unmap_zeroed(void* p, std::size_t bytes);
+// With zero false the contents are unspecified.
+void* allocate_zeroed(std::size_t bytes, bool zero = true);
+void release_zeroed(void* p, std::size_t bytes);
+// Gives back all but the first `kept` bytes of an allocation of `bytes` where it can; returns the bytes
+// the allocation now holds.
+std::size_t shrink_zeroed(void* p, std::size_t bytes, std::size_t kept);
 }  // namespace detail
 
 template <typename T>
@@ -24,21 +32,31 @@ class ZeroedArray {
 
  public:
   ZeroedArray() = default;
-  explicit ZeroedArray(std::size_t n) : n_(n) {
-    if (n) data_ = static_cast<T*>(detail::map_zeroed(n * sizeof(T)));
-  }
+  explicit ZeroedArray(std::size_t n) : ZeroedArray(n, true) {}
+  // An array whose every element is written before it is read: memory the pool hands out again is not
+  // cleared for it (after std::make_unique_for_overwrite).
+  static ZeroedArray for_overwrite(std::size_t n) { return ZeroedArray(n, false); }
   ~ZeroedArray() { release(); }
-  ZeroedArray(ZeroedArray&& o) noexcept : data_(o.data_), n_(o.n_) { o.data_ = nullptr, o.n_ = 0; }
+  ZeroedArray(ZeroedArray&& o) noexcept : data_(o.data_), n_(o.n_), bytes_(o.bytes_) {
+    o.data_ = nullptr, o.n_ = 0, o.bytes_ = 0;
+  }
   ZeroedArray& operator=(ZeroedArray&& o) noexcept {
     if (this != &o) {
       release();
-      data_ = o.data_, n_ = o.n_;
-      o.data_ = nullptr, o.n_ = 0;
+      data_ = o.data_, n_ = o.n_, bytes_ = o.bytes_;
+      o.data_ = nullptr, o.n_ = 0, o.bytes_ = 0;
     }
     return *this;
   }
   ZeroedArray(const ZeroedArray&) = delete;
   ZeroedArray& operator=(const ZeroedArray&) = delete;
+
+  // Shortens the array to its first n elements (n <= size()) and gives the rest of its memory back: for
+  // arrays sized by an upper bound.
+  void truncate(std::size_t n) {
+    if (data_) bytes_ = detail::shrink_zeroed(data_, bytes_, n * sizeof(T));
+    n_ = n;
+  }
 
   T& operator[](std::size_t i) { return data_[i]; }
   const T& operator[](std::size_t i) const { return data_[i]; }
@@ -55,13 +73,18 @@ class ZeroedArray {
   operator std::span<const T>() const { return {data_, n_}; }
 
  private:
+  ZeroedArray(std::size_t n, bool zero) : n_(n), bytes_(n * sizeof(T)) {
+    if (n) data_ = static_cast<T*>(detail::allocate_zeroed(bytes_, zero));
+  }
   void release() {
-    if (data_) detail::unmap_zeroed(data_, n_ * sizeof(T));
+    if (data_) detail::release_zeroed(data_, bytes_);
     data_ = nullptr;
     n_ = 0;
+    bytes_ = 0;
   }
   T* data_ = nullptr;
   std::size_t n_ = 0;
+  std::size_t bytes_ = 0;  // as allocated
 };
 
 }  // namespace btfslim

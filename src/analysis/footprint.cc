@@ -1,120 +1,197 @@
 // String attribution and the per-kind footprint (the model is described in footprint.h).
 //
-// One 16-bit slot per string-section byte holds, for a referenced offset, its reference count (low byte,
-// saturating into a small overflow map for the few strings named more than 254 times: "next", "flags")
-// and, once the sweep has found it, its extent (high byte, 0 when 256 or more). Keeping both in one slot
-// means one cache miss per reference in each pass over the types, which is what this costs: two linear
-// passes over the types, one over the strings, and no per-type allocation.
+// A type's string bytes are the sum, over the offsets it names, of the string's extent divided by how
+// many references name it. That takes two passes over the records (counts are only known at the end
+// of the first) with a sweep over the string section between them; the passes are what this costs, so
+// the data they share is kept small enough to stay in cache:
+// - pass 1 decodes each record's name offsets once, sets one bit per named offset in a bitmap of the
+//   string section (290 KiB for vmlinux's 2.3 MB of strings), and appends the offsets to a flat list;
+// - each named offset gets a rank, its position among the named offsets, from the bitmap and a running
+//   count per 64-bit word; the list is rewritten to ranks while counting references per rank;
+// - the sweep finds each extent with bit operations on the bitmap and on a bitmap of the NULs, and
+//   turns each rank's count into its weight, extent / count;
+// - pass 2 walks the records and the flat list together, sums weights, and rolls up the per-kind
+//   figures on the way.
+// Offsets that name no string of this BTF (0, or the base's strings) rank one past the last, whose
+// weight is 0, so that pass 2 needs no branch for them. Nothing is allocated per type.
 #include "btfslim/footprint.h"
 #include "btfslim/memory.h"
+#include "records.h"
 
+#include <bit>
 #include <cstring>
-#include <exception>
-#include <thread>
-#include <unordered_map>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace btfslim {
 namespace {
 
-class StringRefs {
- public:
-  explicit StringRefs(std::size_t n) : slots_(n) {}
-  void add(std::uint32_t i) {
-    const unsigned c = slots_[i] & 0xff;
-    if (c < kSaturated) {
-      ++slots_[i];
-      if (c + 1 == kSaturated) big_[i] = kSaturated;
-    } else {
-      ++big_[i];
-    }
+// Bit i of the result is set when p[i] is NUL; p has 64 bytes.
+std::uint64_t nul_mask(const std::uint8_t* p) {
+#ifdef __SSE2__
+  const __m128i zero = _mm_setzero_si128();
+  std::uint64_t mask = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    mask |= std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, zero)))} << (16 * i);
   }
-  bool any(std::uint32_t i) const { return slots_[i] != 0; }
-  std::uint32_t count(std::uint16_t slot, std::uint32_t i) const {
-    const unsigned c = slot & 0xff;
-    return c < kSaturated ? c : big_.at(i);
-  }
-  void set_extent(std::uint32_t i, std::uint32_t extent) {
-    if (extent < 256) slots_[i] = static_cast<std::uint16_t>((slots_[i] & 0xff) | (extent << 8));
-  }
-  std::uint16_t slot(std::uint32_t i) const { return slots_[i]; }
-  // The first referenced position in [from, to], or to + 1. Before extents are set, 4 slots at a time.
-  std::uint32_t next_ref(std::uint32_t from, std::uint32_t to) const {
-    std::uint32_t j = from;
-    for (; j + 4 <= to + 1; j += 4) {
-      std::uint64_t word;
-      std::memcpy(&word, slots_.data() + j, sizeof word);
-      if (word) break;
-    }
-    for (; j <= to; ++j)
-      if (slots_[j]) return j;
-    return to + 1;
-  }
+  return mask;
+#else
+  std::uint64_t mask = 0;
+  for (int i = 0; i < 64; ++i) mask |= std::uint64_t{p[i] == 0} << i;
+  return mask;
+#endif
+}
 
- private:
-  static constexpr unsigned kSaturated = 255;
-  ZeroedArray<std::uint16_t> slots_;
-  std::unordered_map<std::uint32_t, std::uint32_t> big_;
-};
+// x86-64 before popcnt has no population count instruction, and a rank is taken once per name: let the
+// loader pick a popcnt build of the two functions that count bits where the CPU has one.
+#if defined(__x86_64__) && !defined(__POPCNT__)
+#define BTFSLIM_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define BTFSLIM_POPCNT_CLONES
+#endif
 
-}  // namespace
+// below[w] = the set bits of named[0, w); returns all of them.
+BTFSLIM_POPCNT_CLONES
+std::uint32_t count_below(const ZeroedArray<std::uint64_t>& named, ZeroedArray<std::uint32_t>& below) {
+  std::uint32_t count = 0;
+  for (std::size_t w = 0; w < named.size(); ++w) {
+    below[w] = count;
+    count += static_cast<std::uint32_t>(std::popcount(named[w]));
+  }
+  return count;
+}
 
-StringAttribution attribute_strings(const Btf& btf) {
+// Replaces each offset in `refs` by its rank, the number of named offsets below it, and counts the
+// references to each rank in `count`.
+BTFSLIM_POPCNT_CLONES
+void rank_and_count(const ZeroedArray<std::uint64_t>& named, const ZeroedArray<std::uint32_t>& below,
+                    ZeroedArray<std::uint32_t>& refs, ZeroedArray<double>& count) {
+  for (std::uint32_t& ref : refs) {
+    const std::uint32_t i = ref;
+    const std::uint64_t lower = named[i / 64] & ((std::uint64_t{1} << (i % 64)) - 1);
+    ref = below[i / 64] + static_cast<std::uint32_t>(std::popcount(lower));
+    count[ref] += 1;
+  }
+}
+
+// Names per record: its own, plus one per member, enumerator or parameter (what for_each_name_ref calls),
+// by kind and vlen without a branch.
+std::uint32_t name_count(const TypeView& t) {
+  constexpr std::uint32_t kNamedEntries = 1u << static_cast<unsigned>(Kind::Struct) |
+                                          1u << static_cast<unsigned>(Kind::Union) |
+                                          1u << static_cast<unsigned>(Kind::Enum) |
+                                          1u << static_cast<unsigned>(Kind::Enum64) |
+                                          1u << static_cast<unsigned>(Kind::FuncProto);
+  return 1 + ((kNamedEntries >> static_cast<unsigned>(t.kind())) & 1) * t.vlen();
+}
+
+// The string totals, every type's share where `per_type` is set, and, where `kinds` is given, the
+// per-kind counts and sums (pass 2 below).
+StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds) {
   StringAttribution out;
-  out.per_type = ZeroedArray<double>(btf.own_count());
+  const std::uint32_t n = btf.own_count();
+  if (per_type) out.per_type = ZeroedArray<double>::for_overwrite(n);
   const auto strings = btf.string_section();
   const std::uint32_t base = btf.string_base();
   const auto len = static_cast<std::uint32_t>(strings.size());
-  const char* chars = reinterpret_cast<const char*>(strings.data());
-  StringRefs refs(len);
+  const std::uint32_t words = len / 64 + 1;  // one more bit than the section: `len` is "not ours"
 
-  // Offset 0 is "no name", not a use of a string; offsets below `base` are the base's strings.
-  auto own = [&](std::uint32_t off) { return off != 0 && off >= base; };
-  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id)
-    for_each_name_ref(btf.type(id), [&](std::uint32_t off) {
-      if (own(off)) refs.add(off - base);
+  // Pass 1: which offsets are named, and the list of names in record order. Offset 0 is "no name", not
+  // a use of a string; offsets below `base` are the base's strings. The list's bound: a record names
+  // one string in its header and at most one per 8 trailing bytes.
+  ZeroedArray<std::uint64_t> named(words);
+  const std::uint64_t trailing = btf.type_section().size() - std::uint64_t{kTypeHeaderSize} * n;
+  auto refs = ZeroedArray<std::uint32_t>::for_overwrite(n + trailing / 8);
+  std::uint32_t* ref = refs.data();
+  for_each_record(btf, [&](std::uint32_t, const TypeView& t) {
+    for_each_name_ref(t, [&](std::uint32_t off) {
+      const std::uint32_t i = off != 0 && off >= base ? off - base : len;
+      named[i / 64] |= std::uint64_t{1} << (i % 64);
+      *ref++ = i;
     });
+  });
+  refs.truncate(static_cast<std::size_t>(ref - refs.data()));
+  named[len / 64] &= ~(std::uint64_t{1} << (len % 64));
 
-  // String by string: a referenced offset's extent runs to the next referenced offset inside the same
-  // string, or through its NUL. Bytes before a string's first referenced offset are unreferenced.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> long_extents;  // extents of 256 bytes or more
-  for (std::uint32_t s = 0; s < len;) {
-    const auto nul = static_cast<std::uint32_t>(s + std::strlen(chars + s));  // the section ends in NUL
-    std::uint32_t r = refs.next_ref(s, nul);
-    out.unreferenced_bytes += r - s;
-    while (r <= nul) {
-      const std::uint32_t next = refs.next_ref(r + 1, nul);
-      const std::uint32_t extent = (next <= nul ? next : nul + 1) - r;
-      out.referenced_bytes += extent;
-      if (extent >= 256) long_extents.emplace_back(r, extent);
-      refs.set_extent(r, extent);
-      r = next;
-    }
-    s = nul + 1;
-  }
-  auto long_extent = [&](std::uint32_t i) {
-    for (const auto& [at, extent] : long_extents)
-      if (at == i) return extent;
-    return 0u;
+  // Ranks: rank(i) = named offsets below i; rank(len) is the count of named offsets, the "not ours" slot.
+  // Per rank, first the reference count, then the weight; exact in a double either way.
+  auto below = ZeroedArray<std::uint32_t>::for_overwrite(words);
+  const std::uint32_t distinct = count_below(named, below);
+  ZeroedArray<double> weight(std::size_t{distinct} + 1);
+  rank_and_count(named, below, refs, weight);
+  weight[distinct] = 0;
+  below = {};
+
+  // The sweep: a named offset's extent runs to the next named offset inside the same string, or through
+  // its NUL. Bytes before a string's first named offset are unreferenced. 64 bytes at a time: `open` is
+  // the named offset whose extent has not ended yet, if any.
+  std::uint32_t rank = 0;
+  std::uint32_t open = 0;
+  bool is_open = false;
+  auto close = [&](std::uint32_t end) {
+    const std::uint32_t extent = end - open;
+    out.referenced_bytes += extent;
+    weight[rank] = static_cast<double>(extent) / weight[rank];
+    ++rank;
   };
-
-  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
-    double share = 0;
-    for_each_name_ref(btf.type(id), [&](std::uint32_t off) {
-      if (!own(off)) return;
-      const std::uint32_t i = off - base;
-      const std::uint16_t slot = refs.slot(i);
-      const std::uint32_t extent = (slot >> 8) ? (slot >> 8) : long_extent(i);
-      share += static_cast<double>(extent) / refs.count(slot, i);
-    });
-    out.per_type[id - btf.first_id()] = share;
+  std::uint8_t tail[64] = {};
+  for (std::uint32_t w = 0; w < words; ++w) {
+    const std::uint32_t at = w * 64;
+    const std::uint8_t* bytes = strings.data() + at;
+    if (len - at < 64) {  // the last word: bytes past the section are not NULs
+      std::memset(tail, 0xff, sizeof tail);
+      if (len > at) std::memcpy(tail, bytes, len - at);
+      bytes = tail;
+    }
+    std::uint64_t refs_here = named[w];
+    std::uint64_t nuls = nul_mask(bytes);
+    for (;;) {
+      if (!is_open) {
+        if (!refs_here) break;
+        const int r = std::countr_zero(refs_here);
+        refs_here &= refs_here - 1;
+        nuls &= ~std::uint64_t{0} << r;  // NULs before it end earlier strings
+        open = at + r;
+        is_open = true;
+        continue;
+      }
+      const int next_ref = refs_here ? std::countr_zero(refs_here) : 64;
+      const int next_nul = nuls ? std::countr_zero(nuls) : 64;
+      if (next_ref == 64 && next_nul == 64) break;  // the extent goes on into the next word
+      if (next_ref <= next_nul) {  // the next named offset comes first (or names the NUL itself)
+        close(at + next_ref);
+        refs_here &= refs_here - 1;
+        open = at + next_ref;
+      } else {
+        close(at + next_nul + 1);
+        nuls &= nuls - 1;
+        is_open = false;
+      }
+    }
   }
+  out.unreferenced_bytes = len - out.referenced_bytes;
+
+  // Pass 2: each type's share, the names' weights summed in record order.
+  const std::uint32_t* r = refs.data();
+  for_each_record(btf, [&](std::uint32_t node, const TypeView& t) {
+    double share = 0;
+    for (std::uint32_t k = name_count(t); k > 0; --k) share += weight[*r++];
+    if (per_type) out.per_type[node] = share;
+    if (kinds) {
+      KindFootprint& kind = kinds->kinds[static_cast<unsigned>(t.kind())];
+      ++kind.count;
+      kind.record_bytes += t.record_size();
+      kind.string_bytes += share;
+    }
+  });
   return out;
 }
 
-namespace {
-
-// One pass over the types: the per-kind sums and, where `own` is given, each type's own bytes.
-FileFootprint roll_up(const Btf& btf, const StringAttribution& strings, double* own) {
+// The file's figures; the per-kind sums come from pass 2.
+FileFootprint file_figures(const Btf& btf) {
   FileFootprint f;
   const Header& h = btf.header();
   f.file_bytes = btf.raw().size();
@@ -123,54 +200,57 @@ FileFootprint roll_up(const Btf& btf, const StringAttribution& strings, double* 
   f.string_bytes = h.str_len;
   f.gap_bytes = f.file_bytes - f.header_bytes - f.type_bytes - f.string_bytes;
   f.type_count = btf.own_count();
+  return f;
+}
+
+void add_strings(FileFootprint& f, const StringAttribution& strings) {
   f.referenced_string_bytes = strings.referenced_bytes;
   f.unreferenced_string_bytes = strings.unreferenced_bytes;
-  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
-    const TypeView t = btf.type(id);
-    const std::uint32_t node = id - btf.first_id();
-    const std::uint32_t record = t.record_size();
-    KindFootprint& k = f.kinds[static_cast<unsigned>(t.kind())];
-    ++k.count;
-    k.record_bytes += record;
-    k.string_bytes += strings.per_type[node];
-    if (own) own[node] = record + strings.per_type[node];
-  }
-  return f;
 }
 
 }  // namespace
 
-FileFootprint measure_file(const Btf& btf) { return measure_file(btf, attribute_strings(btf)); }
+StringAttribution attribute_strings(const Btf& btf) { return attribute(btf, true, nullptr); }
 
-FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) { return roll_up(btf, strings, nullptr); }
+FileFootprint measure_file(const Btf& btf) {
+  FileFootprint f = file_figures(btf);
+  add_strings(f, attribute(btf, false, &f));
+  return f;
+}
 
-Footprint::Footprint(const Btf& btf, Depth depth) : own(btf.own_count()), kernel(kernel_memory(btf)) {
-  auto attribute = [&] {
-    strings = attribute_strings(btf);
-    file = roll_up(btf, strings, own.data());
-  };
+FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) {
+  FileFootprint f = file_figures(btf);
+  add_strings(f, strings);
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    const TypeView t = btf.type(id);
+    KindFootprint& k = f.kinds[static_cast<unsigned>(t.kind())];
+    ++k.count;
+    k.record_bytes += t.record_size();
+    k.string_bytes += strings.per_type[id - btf.first_id()];
+  }
+  return f;
+}
+
+Footprint::Footprint(const Btf& btf, Depth depth) : file(file_figures(btf)), kernel(kernel_memory(btf)) {
   if (depth == Depth::Kinds) {
-    attribute();
+    add_strings(file, attribute(btf, false, &file));
     return;
   }
-  // The strings and the reference graph are independent: on two cores they take the time of the slower.
-  std::exception_ptr failure;
-  std::thread strings_thread([&] {
-    try {
-      attribute();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
-  try {
-    graph = TypeGraph(btf);
-    dominators = compute_dominators(graph);
-  } catch (...) {
-    strings_thread.join();
-    throw;
+  // One step after the other, not on two threads, and `own` only at the end: what is live at the
+  // busiest moment (the dominators' working arrays) then fits in three huge pages instead of four (see
+  // memory.h), 2 MiB less resident for vmlinux.
+  strings = attribute(btf, true, &file);
+  add_strings(file, strings);
+  graph = TypeGraph(btf);
+  dominators = compute_dominators(graph);
+  // A record's size is the distance to the next one (the records are contiguous).
+  const std::uint32_t n = btf.own_count();
+  own = ZeroedArray<double>::for_overwrite(n);
+  for (std::uint32_t node = 0; node < n; ++node) {
+    const TypeId id = btf.first_id() + node;
+    const std::uint32_t end = node + 1 < n ? btf.type_offset(id + 1) : btf.header().type_len;
+    own[node] = (end - btf.type_offset(id)) + strings.per_type[node];
   }
-  strings_thread.join();
-  if (failure) std::rethrow_exception(failure);
   retained = retained_sizes(dominators, own);
 }
 

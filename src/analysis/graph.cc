@@ -1,152 +1,267 @@
 // Building the reference graph, dominators, retained and closure sizes (see graph.h for the model).
+//
+// Everything here is linear or near-linear in the types and edges, and vmlinux has 126k types and
+// 256k edges, so the costs are memory traffic and passes over the records. The records are decoded
+// once: successor lists come out in id order and go straight into their CSR arrays, the few DECL_TAG
+// edges (which run the other way) are spliced in afterwards, and the predecessor lists are the
+// successor lists turned around rather than a second decoding.
 #include "btfslim/graph.h"
 
+#include "records.h"
+
 #include <algorithm>
+#include <bit>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace btfslim {
 namespace {
 
-// Calls fn(from, to) for each edge between own nodes; counts edges into the base.
-template <typename Fn>
-void for_each_edge(const Btf& btf, std::uint64_t& base_edges, Fn&& fn) {
-  const TypeId first = btf.first_id();
-  base_edges = 0;
-  for (TypeId id = first; id < btf.end_id(); ++id) {
-    const TypeView t = btf.type(id);
-    const bool tag = t.kind() == Kind::DeclTag;
-    for_each_type_ref(t, [&](TypeId ref) {
-      if (ref == 0) return;
-      if (ref < first) {
-        ++base_edges;
-        return;
-      }
-      if (tag)
-        fn(ref - first, id - first);
-      else
-        fn(id - first, ref - first);
-    });
-  }
-}
+// Splices the DECL_TAG edges (target -> tag, in tag order) into the successor lists, in place, where a
+// pass over the types in id order would have put them: before a node's own edges when the tag's id is
+// lower than the node's, after them when it is higher. `edges` has room for all of them.
+void splice_tag_edges(std::vector<std::pair<std::uint32_t, std::uint32_t>>& tags, std::uint32_t* start,
+                      std::uint32_t* edges, std::uint32_t n) {
+  std::stable_sort(tags.begin(), tags.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // From the highest target down: the lists above it move up, as one block, by the number of tag edges
+  // still to place below them; then the target's own list is rebuilt around its tag edges.
+  auto shift = static_cast<std::uint32_t>(tags.size());
+  std::uint32_t done = n;                  // nodes from here up are in place
+  std::uint32_t done_old_start = start[n];  // where node `done`'s list began before the move
+  start[n] += shift;
+  std::size_t k = tags.size();  // tags[0, k) are still to place
+  while (k > 0) {
+    const std::uint32_t u = tags[k - 1].first;
+    std::size_t lo = k;
+    while (lo > 0 && tags[lo - 1].first == u) --lo;
+    std::size_t mid = lo;  // tags[lo, mid) come before u's own edges, tags[mid, k) after
+    while (mid < k && tags[mid].second < u) ++mid;
 
-void to_csr(ZeroedArray<std::uint32_t>& start, ZeroedArray<std::uint32_t>& edges) {
-  // `start` holds counts in [1..n]; turn them into offsets.
-  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  edges = ZeroedArray<std::uint32_t>(start[start.size() - 1]);
+    const std::uint32_t own_begin = start[u];
+    const std::uint32_t own_end = u + 1 < done ? start[u + 1] : done_old_start;
+    if (u + 1 < done) {
+      std::memmove(edges + own_end + shift, edges + own_end, (done_old_start - own_end) * sizeof *edges);
+      for (std::uint32_t x = u + 1; x < done; ++x) start[x] += shift;
+    }
+    std::uint32_t at = own_end + shift;
+    for (std::size_t j = k; j > mid; --j) edges[--at] = tags[j - 1].second;
+    at -= own_end - own_begin;
+    std::memmove(edges + at, edges + own_begin, (own_end - own_begin) * sizeof *edges);
+    for (std::size_t j = mid; j > lo; --j) edges[--at] = tags[j - 1].second;
+    start[u] = at;
+
+    shift -= static_cast<std::uint32_t>(k - lo);
+    done = u;
+    done_old_start = own_begin;
+    k = lo;
+  }
 }
 
 }  // namespace
 
-TypeGraph::TypeGraph(const Btf& btf) {
+// Built on first use by a counting sort of the successor lists (see predecessors()).
+struct TypeGraph::Predecessors {
+  std::once_flag built;
+  ZeroedArray<std::uint32_t> start, list;
+};
+
+TypeGraph::TypeGraph(const Btf& btf) : preds_(std::make_unique<Predecessors>()) {
   const std::uint32_t n = btf.own_count();
-  succ_start_ = ZeroedArray<std::uint32_t>(n + 1);
-  pred_start_ = ZeroedArray<std::uint32_t>(n + 1);
-  for_each_edge(btf, base_edges_, [&](std::uint32_t from, std::uint32_t to) {
-    ++succ_start_[from + 1];
-    ++pred_start_[to + 1];
+  const TypeId first = btf.first_id();
+
+  // Successors, in one pass: a type's references come out in id order, straight into the CSR arrays. A
+  // record holds at most one reference in its header and one per 6 trailing bytes (an array's two ids in
+  // 12), which bounds the edges; the array gives back what it does not use.
+  succ_start_ = ZeroedArray<std::uint32_t>::for_overwrite(n + 1);
+  const std::uint64_t trailing = btf.type_section().size() - std::uint64_t{kTypeHeaderSize} * n;
+  succ_ = ZeroedArray<std::uint32_t>::for_overwrite(n + trailing / 6);
+  std::uint32_t* const out = succ_.data();
+  std::uint32_t edges = 0;
+  std::uint64_t base_edges = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> tags;  // (target, tag): edges that run backwards
+  for_each_record(btf, [&](std::uint32_t node, const TypeView& t) {
+    succ_start_[node] = edges;
+    if (t.kind() == Kind::DeclTag) {
+      const TypeId ref = t.ref();
+      if (ref >= first)
+        tags.emplace_back(ref - first, node);
+      else if (ref != 0)
+        ++base_edges;
+      return;
+    }
+    for_each_type_ref(t, [&](TypeId ref) {
+      if (ref >= first)
+        out[edges++] = ref - first;
+      else if (ref != 0)
+        ++base_edges;
+    });
   });
-  to_csr(succ_start_, succ_);
-  to_csr(pred_start_, pred_);
-  ZeroedArray<std::uint32_t> succ_fill(n), pred_fill(n);
-  std::copy(succ_start_.begin(), succ_start_.end() - 1, succ_fill.begin());
-  std::copy(pred_start_.begin(), pred_start_.end() - 1, pred_fill.begin());
-  for_each_edge(btf, base_edges_, [&](std::uint32_t from, std::uint32_t to) {
-    succ_[succ_fill[from]++] = to;
-    pred_[pred_fill[to]++] = from;
+  succ_start_[n] = edges;
+  base_edges_ = base_edges;
+  if (!tags.empty()) splice_tag_edges(tags, succ_start_.data(), out, n);
+  succ_.truncate(succ_start_[n]);
+}
+
+TypeGraph::TypeGraph() : succ_start_(1), preds_(std::make_unique<Predecessors>()) {}
+TypeGraph::TypeGraph(TypeGraph&&) noexcept = default;
+TypeGraph& TypeGraph::operator=(TypeGraph&&) noexcept = default;
+TypeGraph::~TypeGraph() = default;
+
+// The successor lists turned around: counts go two slots up so that the fill can use start[v + 1] as
+// v's cursor, which leaves it at v's end, the start of v + 1.
+std::span<const std::uint32_t> TypeGraph::predecessors(std::uint32_t node) const {
+  Predecessors& p = *preds_;
+  std::call_once(p.built, [&] {
+    const std::uint32_t n = node_count();
+    p.start = ZeroedArray<std::uint32_t>(std::size_t{n} + 2);
+    for (const std::uint32_t v : succ_) ++p.start[v + 2];
+    for (std::uint32_t v = 2; v < n + 2; ++v) p.start[v] += p.start[v - 1];
+    p.list = ZeroedArray<std::uint32_t>::for_overwrite(succ_.size());
+    for (std::uint32_t u = 0; u < n; ++u)
+      for (const std::uint32_t v : successors(u)) p.list[p.start[v + 1]++] = u;
   });
+  return {p.list.data() + p.start[node], p.list.data() + p.start[node + 1]};
 }
 
 DominatorTree compute_dominators(const TypeGraph& graph) {
   const std::uint32_t n = graph.node_count();
-  // DFS numbers: 1 is the virtual root, nodes get 2..n+1; 0 means not reached yet.
-  ZeroedArray<std::uint32_t> num(n), node_of(n + 2), parent(n + 2);
-  std::uint32_t next = 1;
+  DominatorTree tree;
 
+  // What costs here is cache misses, not instructions: the walks below jump around arrays of a few
+  // hundred KiB to a few MiB. So the checks made per edge go to bitmaps that stay in L1 (which nodes are
+  // reached, which have predecessors), and the predecessor lists are rebuilt in DFS numbering, by a
+  // counting sort whose loads do not depend on each other, so that Semi-NCA reads them in order.
+  std::vector<std::uint64_t> reached((n + 63) / 64), referred((n + 63) / 64);
+  auto test = [](const std::vector<std::uint64_t>& bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
+  auto set = [](std::vector<std::uint64_t>& bits, std::uint32_t v) { bits[v / 64] |= std::uint64_t{1} << (v % 64); };
+  for (const std::uint32_t v : graph.succ_) set(referred, v);
+  // The roots: every node nothing refers to, then one per cycle that nothing outside reaches (rare).
+  std::size_t unreferred = 0;
+  for (const std::uint64_t word : referred) unreferred += 64 - static_cast<std::size_t>(std::popcount(word));
+  tree.roots.reserve(unreferred);
+
+  // The arrays, in the order that keeps the most memory live at once smallest (it is what the resident
+  // set peaks at): `num` is needed only until the predecessors are renumbered, so it goes on top, and
+  // its place is taken by `slot`; the semidominators need no array of their own (see below).
+  //   num[v]      v's depth-first number: 0 is the virtual root, nodes get 1..n; preorder[i - 1] is the
+  //               node numbered i
+  //   dom[i - 1]  number i's DFS tree parent, which becomes its immediate dominator
+  //   pred        the predecessors of number b, as numbers, are pred[pred_end[b - 1], pred_end[b])
+  tree.preorder = ZeroedArray<std::uint32_t>::for_overwrite(n);
+  std::uint32_t* const preorder = tree.preorder.data();
+  auto dom = ZeroedArray<std::uint32_t>::for_overwrite(n);
+  ZeroedArray<std::uint32_t> pred_end(std::size_t{n} + 2);
+  auto pred = ZeroedArray<std::uint32_t>::for_overwrite(graph.edge_count());
+  auto num = ZeroedArray<std::uint32_t>::for_overwrite(n);
+
+  std::uint32_t next = 0;
   struct Frame {
-    std::uint32_t node;
-    std::uint32_t edge;
+    std::uint32_t number;
+    const std::uint32_t* edge;
+    const std::uint32_t* end;
   };
-  std::vector<std::uint32_t> roots;
   std::vector<Frame> stack;
+  auto reach = [&](std::uint32_t v, std::uint32_t parent) {
+    set(reached, v);
+    num[v] = ++next;
+    preorder[next - 1] = v;
+    dom[next - 1] = parent;
+    const auto succ = graph.successors(v);
+    stack.push_back({next, succ.data(), succ.data() + succ.size()});
+  };
   auto dfs_from = [&](std::uint32_t start) {
-    roots.push_back(start);
-    num[start] = ++next;
-    node_of[next] = start;
-    parent[next] = 1;
-    stack.push_back({start, 0});
+    tree.roots.push_back(start);
+    reach(start, 0);
     while (!stack.empty()) {
       Frame& f = stack.back();
-      const auto succ = graph.successors(f.node);
-      if (f.edge == succ.size()) {
+      if (f.edge == f.end) {
         stack.pop_back();
         continue;
       }
-      const std::uint32_t v = succ[f.edge++];
-      if (num[v]) continue;
-      num[v] = ++next;
-      node_of[next] = v;
-      parent[next] = num[f.node];
-      stack.push_back({v, 0});
+      const std::uint32_t v = *f.edge++;
+      if (!test(reached, v)) reach(v, f.number);
     }
   };
   for (std::uint32_t v = 0; v < n; ++v)
-    if (!num[v] && graph.predecessors(v).empty()) dfs_from(v);
+    if (!test(referred, v)) dfs_from(v);
   for (std::uint32_t v = 0; v < n; ++v)
-    if (!num[v]) dfs_from(v);
+    if (!test(reached, v)) dfs_from(v);
 
-  // Semidominators, with path compression over the already-processed part of the DFS tree.
-  ZeroedArray<std::uint32_t> semi(n + 2), label(n + 2), ancestor(n + 2), idom(n + 2);
-  for (std::uint32_t i = 0; i < n + 2; ++i) {
-    semi[i] = label[i] = i;
-    ancestor[i] = idom[i] = parent[i];
+  // Every edge turned around and renumbered, counted by its target's number, then placed.
+  for (std::uint32_t u = 0; u < n; ++u)
+    for (const std::uint32_t v : graph.successors(u)) ++pred_end[num[v] + 1];
+  for (std::uint32_t b = 1; b <= n + 1; ++b) pred_end[b] += pred_end[b - 1];
+  for (std::uint32_t u = 0; u < n; ++u) {
+    const std::uint32_t a = num[u];
+    for (const std::uint32_t v : graph.successors(u)) pred[pred_end[num[v]]++] = a;
   }
+  num = {};
+
+  // Semidominators, numbers from n down, with path compression over the already-processed part of the
+  // DFS tree (numbers from last_linked up). Number i's semidominator is written over pred_end[i], which
+  // is spent once i is done (numbers below i read only pred_end[i - 1] and lower), so `semi` below is
+  // pred_end read at numbers already processed.
+  struct Slot {
+    std::uint32_t ancestor;  // path-compressed forest of the numbers processed so far
+    std::uint32_t label;     // the number of least semidominator on the compressed path
+  };
+  auto slot = ZeroedArray<Slot>::for_overwrite(std::size_t{n} + 1);
+  for (std::uint32_t i = 0; i <= n; ++i) slot[i] = {i ? dom[i - 1] : 0, i};
+  std::uint32_t* const semi = pred_end.data();
   std::vector<std::uint32_t> path;
   auto eval = [&](std::uint32_t v, std::uint32_t last_linked) {
-    if (ancestor[v] < last_linked) return label[v];
+    if (slot[v].ancestor < last_linked) return slot[v].label;
     path.clear();
     do {
       path.push_back(v);
-      v = ancestor[v];
-    } while (ancestor[v] >= last_linked);
+      v = slot[v].ancestor;
+    } while (slot[v].ancestor >= last_linked);
     std::uint32_t p = v;
-    std::uint32_t p_label = label[p];
+    std::uint32_t p_label = slot[p].label;
     while (!path.empty()) {
       const std::uint32_t w = path.back();
       path.pop_back();
-      ancestor[w] = ancestor[p];
-      if (semi[p_label] < semi[label[w]])
-        label[w] = p_label;
+      slot[w].ancestor = slot[p].ancestor;
+      if (semi[p_label] < semi[slot[w].label])
+        slot[w].label = p_label;
       else
-        p_label = label[w];
+        p_label = slot[w].label;
       p = w;
     }
-    return label[p];
+    return slot[p].label;
   };
-  for (std::uint32_t i = n + 1; i >= 2; --i) {
-    semi[i] = parent[i];
-    for (const std::uint32_t pred : graph.predecessors(node_of[i])) {
-      const std::uint32_t s = semi[eval(num[pred], i + 1)];
-      if (s < semi[i]) semi[i] = s;
+  for (std::uint32_t i = n; i >= 1; --i) {
+    std::uint32_t best = dom[i - 1];
+    for (std::uint32_t k = pred_end[i - 1]; k < pred_end[i]; ++k) {
+      // A predecessor numbered up to i is not processed yet: its semidominator is still itself.
+      const std::uint32_t u = pred[k];
+      const std::uint32_t s = u <= i ? u : semi[eval(u, i + 1)];
+      if (s < best) best = s;
     }
+    semi[i] = best;
   }
-  for (std::uint32_t i = 2; i <= n + 1; ++i) {
-    std::uint32_t d = idom[i];
-    while (d > semi[i]) d = idom[d];
-    idom[i] = d;
-  }
+  pred = {};
+  slot = {};
 
-  DominatorTree tree;
-  tree.roots = std::move(roots);
-  tree.idom = ZeroedArray<std::uint32_t>(n);
-  tree.preorder = ZeroedArray<std::uint32_t>(n);
-  for (std::uint32_t i = 2; i <= n + 1; ++i) {
-    tree.preorder[i - 2] = node_of[i];
-    tree.idom[node_of[i]] = idom[i] == 1 ? kVirtualRoot : node_of[idom[i]];
+  // Immediate dominators: the nearest common ancestor of the parent and the semidominator. Then by
+  // node, in memory the predecessor lists have just given back.
+  for (std::uint32_t i = 1; i <= n; ++i) {
+    std::uint32_t d = dom[i - 1];
+    while (d > semi[i]) d = dom[d - 1];
+    dom[i - 1] = d;
+  }
+  tree.idom = ZeroedArray<std::uint32_t>::for_overwrite(n);
+  for (std::uint32_t i = 1; i <= n; ++i) {
+    const std::uint32_t d = dom[i - 1];
+    tree.idom[preorder[i - 1]] = d == 0 ? kVirtualRoot : preorder[d - 1];
   }
   return tree;
 }
 
 ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const double> own) {
-  ZeroedArray<double> retained(own.size());
+  auto retained = ZeroedArray<double>::for_overwrite(own.size());
   std::copy(own.begin(), own.end(), retained.begin());
   // Children come after their dominator in preorder: fold from the end.
   for (auto it = tree.preorder.rbegin(); it != tree.preorder.rend(); ++it) {
@@ -178,10 +293,17 @@ std::vector<bool> reachable_without(const TypeGraph& graph, const DominatorTree&
 }
 
 double closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const double> own,
-                    std::vector<std::uint32_t>& visited, std::uint32_t epoch, std::uint32_t* count) {
-  if (visited.size() != graph.node_count()) visited.assign(graph.node_count(), 0);
+                    std::vector<std::uint32_t>& visited, std::uint32_t /*epoch*/, std::uint32_t* count) {
+  visited.assign((graph.node_count() + 31) / 32, 0);
+  auto first_visit = [&](std::uint32_t v) {
+    std::uint32_t& word = visited[v / 32];
+    const std::uint32_t bit = std::uint32_t{1} << (v % 32);
+    const bool first = !(word & bit);
+    word |= bit;
+    return first;
+  };
   std::vector<std::uint32_t> work{node};
-  visited[node] = epoch;
+  first_visit(node);
   double total = 0;
   std::uint32_t nodes = 0;
   while (!work.empty()) {
@@ -190,10 +312,7 @@ double closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const 
     total += own[v];
     ++nodes;
     for (const std::uint32_t s : graph.successors(v))
-      if (visited[s] != epoch) {
-        visited[s] = epoch;
-        work.push_back(s);
-      }
+      if (first_visit(s)) work.push_back(s);
   }
   if (count) *count = nodes;
   return total;

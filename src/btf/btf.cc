@@ -130,34 +130,99 @@ void Btf::parse_header() {
     fail(name_, "string section too large: {} bytes on a base of {}", strings_.size(), string_base_);
 }
 
-std::pair<std::uint32_t, TypeId> Btf::index_types() {
+namespace {
+
+// Walks the records of a type section, checking that each has a known kind and fits, and appends its
+// offset; returns the largest name offset and type id the records hold. One pass that decodes each
+// record once, with the byte order fixed at compile time: every tool run pays for it.
+template <bool Swapped>
+std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> types, TypeId first_id,
+                                               const std::string& name, std::vector<std::uint32_t>& offsets) {
+  constexpr ByteOrder order(Swapped);
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
-  const std::uint32_t len = header_.type_len;
-  offsets_.reserve(len / 24 + 16);
+  auto note_name = [&](const std::uint8_t* at) { max_name = std::max(max_name, order.u32(at)); };
+  auto note_ref = [&](const std::uint8_t* at) { max_ref = std::max(max_ref, order.u32(at)); };
+  const auto len = static_cast<std::uint32_t>(types.size());
+  offsets.reserve(len / 24 + 16);
   std::uint32_t off = 0;
   while (off < len) {
-    const TypeId id = first_id_ + static_cast<TypeId>(offsets_.size());
+    const TypeId id = first_id + static_cast<TypeId>(offsets.size());
     if (len - off < kTypeHeaderSize)
-      fail(name_, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id, off,
+      fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id, off,
            kTypeHeaderSize, len - off);
-    const TypeView t(types_.data() + off, order_);
-    const Kind kind = t.kind();
-    const auto trailing = trailing_size(kind, t.vlen());
-    if (!trailing || kind == Kind::Unknown)
-      fail(name_, "type [{}] has unknown kind {} (known kinds are 1..{})", id, static_cast<unsigned>(kind),
-           kMaxKind);
-    const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + *trailing;
+    const std::uint8_t* p = types.data() + off;
+    const std::uint32_t info = order.u32(p + 4);
+    const auto kind = static_cast<Kind>((info >> 24) & 0x1f);
+    const unsigned vlen = info & 0xffff;
+    const auto k = static_cast<unsigned>(kind);
+    if (k == 0 || k > kMaxKind)
+      fail(name, "type [{}] has unknown kind {} (known kinds are 1..{})", id, k, kMaxKind);
+    const std::uint32_t trailing = kTrailing[k].fixed + kTrailing[k].per_entry * vlen;
+    const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing;
     if (end > len)
-      fail(name_, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
-           kind_name(kind), t.vlen(), kTypeHeaderSize + *trailing, off, len - off);
-    if (id == 0xffffffffu) fail(name_, "too many types");
-    for_each_name_ref(t, [&](std::uint32_t name) { max_name = std::max(max_name, name); });
-    for_each_type_ref(t, [&](TypeId ref) { max_ref = std::max(max_ref, ref); });
-    offsets_.push_back(off);
+      fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
+           kind_name(kind), vlen, kTypeHeaderSize + trailing, off, len - off);
+    if (id == 0xffffffffu) fail(name, "too many types");
+    // The names and type ids for_each_name_ref and for_each_type_ref visit, in one switch.
+    note_name(p);
+    const std::uint8_t* entry = p + kTypeHeaderSize;
+    switch (kind) {
+      case Kind::Ptr:
+      case Kind::Typedef:
+      case Kind::Volatile:
+      case Kind::Const:
+      case Kind::Restrict:
+      case Kind::Func:
+      case Kind::Var:
+      case Kind::TypeTag:
+      case Kind::DeclTag:
+        note_ref(p + 8);
+        break;
+      case Kind::Array:
+        note_ref(entry);
+        note_ref(entry + 4);
+        break;
+      case Kind::Struct:
+      case Kind::Union:
+        for (unsigned i = 0; i < vlen; ++i, entry += 12) {
+          note_name(entry);
+          note_ref(entry + 4);
+        }
+        break;
+      case Kind::Enum:
+        for (unsigned i = 0; i < vlen; ++i, entry += 8) note_name(entry);
+        break;
+      case Kind::Enum64:
+        for (unsigned i = 0; i < vlen; ++i, entry += 12) note_name(entry);
+        break;
+      case Kind::FuncProto:
+        note_ref(p + 8);
+        for (unsigned i = 0; i < vlen; ++i, entry += 8) {
+          note_name(entry);
+          note_ref(entry + 4);
+        }
+        break;
+      case Kind::Datasec:
+        for (unsigned i = 0; i < vlen; ++i, entry += 12) note_ref(entry);
+        break;
+      case Kind::Unknown:
+      case Kind::Int:
+      case Kind::Fwd:
+      case Kind::Float:
+        break;
+    }
+    offsets.push_back(off);
     off = static_cast<std::uint32_t>(end);
   }
   return {max_name, max_ref};
+}
+
+}  // namespace
+
+std::pair<std::uint32_t, TypeId> Btf::index_types() {
+  return order_.swapped() ? index_records<true>(types_, first_id_, name_, offsets_)
+                          : index_records<false>(types_, first_id_, name_, offsets_);
 }
 
 void Btf::check_references(TypeId id, const TypeView& t) const {
