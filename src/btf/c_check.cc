@@ -167,15 +167,24 @@ void find_loops(const Btf& btf, const std::vector<TypeId>& roots, Follow&& follo
 // since a hostile file can make it as long as the file allows.
 class ValueSizes {
  public:
-  explicit ValueSizes(const Btf& btf) : btf_(btf), memo_(btf.end_id(), kUnknown) {}
+  explicit ValueSizes(const Btf& btf) : btf_(btf), memo_(btf.end_id(), kUnknown), aligned_memo_(btf.end_id(), false) {}
+
+  // Whether libbpf can align a value of type `id` (btf__align_of is not 0): it ends, through typedefs,
+  // modifiers and arrays, at a type with a size (void, FWD and FUNC_PROTO have none).
+  bool aligned(TypeId id) {
+    (void)of(id);
+    return aligned_;
+  }
 
   std::uint64_t of(TypeId id) {
     chain_.clear();
     std::uint64_t size = 0;
+    aligned_ = false;
     for (TypeId at = id;; ) {
       if (at == 0) break;
       if (memo_[at] != kUnknown) {
         size = memo_[at];
+        aligned_ = aligned_memo_[at];
         break;
       }
       const TypeView t = btf_.type(at);
@@ -189,7 +198,9 @@ class ValueSizes {
         at = t.array().type;
       } else {
         size = k == Kind::Ptr ? 4 : has_size(k) ? t.size() : 0;
+        aligned_ = k == Kind::Ptr || has_size(k);
         memo_[at] = size;
+        aligned_memo_[at] = aligned_;
         break;
       }
     }
@@ -197,6 +208,7 @@ class ValueSizes {
       const TypeView t = btf_.type(*it);
       if (t.kind() == Kind::Array) size = std::min<std::uint64_t>(size * t.array().nelems, kSaturated);
       memo_[*it] = size;
+      aligned_memo_[*it] = aligned_;
     }
     return size;
   }
@@ -212,6 +224,8 @@ class ValueSizes {
 
   const Btf& btf_;
   std::vector<std::uint64_t> memo_;
+  std::vector<bool> aligned_memo_;
+  bool aligned_ = false;
   std::vector<TypeId> chain_;
 };
 
@@ -224,6 +238,10 @@ void check_member_ends(const Btf& btf, const std::vector<TypeId>& reached) {
     const std::uint64_t size_bits = std::uint64_t{t.size()} * 8;
     for (unsigned i = 0; i < t.vlen(); ++i) {
       const Member m = t.member(i);
+      // libbpf aligns a struct by its members' btf__align_of, which is 0 for a member ending at void, a
+      // FWD or a FUNC_PROTO (through typedefs, modifiers or arrays): its padding then divides by zero.
+      if (!sizes.aligned(m.type))
+        refuse(btf, id, "has a member of a type without size (void, a forward declaration or a function)");
       std::uint64_t bits = t.member_bitfield_size(m);
       if (bits == 0) {
         // Without kind_flag, a bitfield's width is its INT's.

@@ -1,0 +1,80 @@
+// Reading a parsed BTF the way the commands do, for the fuzz targets.
+#include "common.h"
+
+#include "btfslim/dump.h"
+#include "btfslim/error.h"
+#include "btfslim/footprint.h"
+#include "btfslim/output.h"
+#include "btfslim/report.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+// UBSan reports are findings: stop at the first one instead of printing it and going on, also when a
+// target runs by hand without UBSAN_OPTIONS.
+extern "C" const char* __ubsan_default_options() { return "halt_on_error=1:print_stacktrace=1"; }
+
+namespace btfslim::fuzz {
+namespace {
+
+int devnull() {
+  static const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) std::abort();
+  return fd;
+}
+
+}  // namespace
+
+void walk(const Btf& btf, bool c) {
+  OutputBuffer out(devnull(), "/dev/null");
+  dump_raw(btf, {}, out);
+  dump_json(btf, {}, out);
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    for_each_name_ref(btf.type(id), [&](std::uint32_t off) { out.write(btf.str(off)); });
+    out.write(type_summary(btf, id));
+  }
+  (void)measure_file(btf);
+
+  const Footprint fp(btf);
+  // Each printer once (every type in the table and JSON, the top rows in CSV), and the prefix roll-up.
+  for (const Format format : {Format::Table, Format::Csv, Format::Json}) {
+    MeasureOptions o;
+    o.format = format;
+    o.all = format != Format::Csv;
+    print_measure(btf, fp, o, out);
+  }
+  MeasureOptions by_prefix;
+  by_prefix.by = MeasureBy::Prefix;
+  print_measure(btf, fp, by_prefix, out);
+  out.write(render_svg(btf, fp));
+  out.flush();
+
+  if (c) {
+    try {
+      dump_c(btf, {}, out);
+      out.flush();
+    } catch (const InputError&) {
+      // Refused by check_c_printable (or by libbpf's own reading): the expected outcome.
+    }
+  }
+}
+
+MemFile::MemFile(std::span<const std::uint8_t> bytes) {
+  fd_ = ::memfd_create("fuzz-input", MFD_CLOEXEC);
+  if (fd_ < 0) throw std::runtime_error("memfd_create failed");
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) throw std::runtime_error("writing the memfd failed");
+    done += static_cast<std::size_t>(n);
+  }
+  path_ = "/proc/self/fd/" + std::to_string(fd_);
+}
+
+MemFile::~MemFile() { ::close(fd_); }
+
+}  // namespace btfslim::fuzz

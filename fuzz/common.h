@@ -1,0 +1,39 @@
+// What every fuzz target shares: reading a parsed BTF the way the commands do, and inputs as files.
+//
+// The contract under test: whatever bytes come in, btfslim either says what is wrong (an InputError,
+// which the targets catch as the expected outcome) or hands back a model that every reader can walk.
+// Anything else - another exception, a sanitizer report, a hang, a huge allocation - is a finding, so
+// nothing but InputError is caught here.
+#pragma once
+
+#include "btfslim/btf.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace btfslim::fuzz {
+
+// Reads `btf` as `dump` and `measure` do: raw and JSON dumps, every name, every type summary, the file
+// footprint, the full Footprint (graph, dominators, retained bytes) and the measure report as table
+// and JSON, into /dev/null. With `c`, also `dump -f c`: check_c_printable first (inside dump_c), and
+// libbpf's btf_dump only on what it passes, which is the contract `dump -f c` relies on.
+void walk(const Btf& btf, bool c);
+
+// The input as a file: a memfd whose /proc/self/fd path the loaders open like any other (mapped, as a
+// real file is). Closed when the object goes.
+class MemFile {
+ public:
+  explicit MemFile(std::span<const std::uint8_t> bytes);
+  ~MemFile();
+  MemFile(const MemFile&) = delete;
+  MemFile& operator=(const MemFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace btfslim::fuzz

@@ -1,0 +1,168 @@
+// Writes the seed corpora of the fuzz targets, at build time, from what the tests build their inputs
+// from: the BTF fixtures of tests/support/fixtures.cc (libbpf's btf__add_*), a few shapes made here,
+// and the ELF files the build compiles (BPF objects from tests/bpf with clang-19, user-space objects
+// through gcc -g and pahole -J). Nothing is checked in.
+//
+//   make_seeds OUTDIR STAMP ELF...
+//
+// OUTDIR gets one directory per target: raw/ (standalone BTF: the fixtures, the loops below and the
+// .BTF section of every ELF), split/ (split BTF on the fixtures' base), elf/ (every ELF, and one raw
+// BTF for the loader's other path) and core/ (the ELF files named *.bpf.o). STAMP lists what was
+// written, for meson to depend on (a directory is not a build output it tracks).
+#include "fixtures.h"
+
+#include "btfslim/error.h"
+#include "btfslim/input.h"
+
+#include <bpf/btf.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Free {
+  void operator()(struct btf* b) const { btf__free(b); }
+};
+using BtfPtr = std::unique_ptr<struct btf, Free>;
+
+int added(int id) {
+  if (id < 0) throw std::runtime_error("btf__add_* failed: " + std::to_string(id));
+  return id;
+}
+
+std::string raw_of(struct btf* b) {
+  __u32 size = 0;
+  const void* data = btf__raw_data(b, &size);
+  if (!data) throw std::runtime_error("btf__raw_data failed");
+  return std::string(static_cast<const char*>(data), size);
+}
+
+// Reference loops are legal to encode and each reader must survive them; C cannot express them, so
+// these are also what `dump -f c` must refuse: a struct holding itself by value, a typedef/const
+// cycle, an array of itself, a function pointer taking itself, and one loop through a pointer that C
+// can print.
+std::string loops_btf() {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  const int i32 = added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));    // 1
+  const int self = added(btf__add_struct(t, "self", 8));               // 2
+  added(btf__add_field(t, "me", self, 0, 0));
+  added(btf__add_typedef(t, "cycle_t", 4));                             // 3 -> 4
+  added(btf__add_const(t, 3));                                          // 4 -> 3
+  added(btf__add_array(t, i32, 5, 2));                                  // 5: an array of itself
+  const int proto = added(btf__add_func_proto(t, i32));                 // 6
+  added(btf__add_func_param(t, "fn", 7));
+  added(btf__add_ptr(t, proto));                                        // 7: pointer to 6
+  const int list = added(btf__add_struct(t, "list", 16));               // 8
+  added(btf__add_field(t, "next", 9, 0, 0));
+  added(btf__add_field(t, "val", i32, 64, 0));
+  added(btf__add_ptr(t, list));                                         // 9
+  return raw_of(t);
+}
+
+// A split BTF on the fixtures' base with a record of most kinds, referring to base types and strings.
+std::string split_kinds_btf() {
+  const std::string base_raw = btfslim::test::split_btf(false).base;
+  BtfPtr base(btf__new(base_raw.data(), static_cast<__u32>(base_raw.size())));
+  if (!base) throw std::runtime_error("btf__new of the base failed");
+  BtfPtr split(btf__new_empty_split(base.get()));
+  struct btf* s = split.get();
+  const int i32 = 1, skb = 3;  // the base's int and struct sk_buff
+  const int skb_ptr = added(btf__add_ptr(s, skb));
+  const int arr = added(btf__add_array(s, i32, i32, 2));
+  const int st = added(btf__add_struct(s, "mod_state", 24));
+  added(btf__add_field(s, "len", i32, 0, 4));  // "len" is a base string; a bitfield
+  added(btf__add_field(s, "skb", skb_ptr, 64, 0));
+  added(btf__add_field(s, "v", arr, 128, 0));
+  added(btf__add_enum(s, "mod_mode", 4));
+  added(btf__add_enum_value(s, "MOD_ON", 1));
+  added(btf__add_fwd(s, "sk_buff", BTF_FWD_STRUCT));
+  const int cst_ptr = added(btf__add_ptr(s, added(btf__add_const(s, st))));
+  const int proto = added(btf__add_func_proto(s, i32));
+  added(btf__add_func_param(s, "skb", skb_ptr));
+  added(btf__add_func_param(s, "st", cst_ptr));
+  const int fn = added(btf__add_func(s, "mod_rx", BTF_FUNC_GLOBAL, proto));
+  const int var = added(btf__add_var(s, "mod_count", BTF_VAR_GLOBAL_ALLOCATED, i32));
+  added(btf__add_datasec(s, ".data", 4));
+  added(btf__add_datasec_var_info(s, var, 0, 4));
+  added(btf__add_decl_tag(s, "kfunc", fn, -1));
+  added(btf__add_type_tag(s, "rcu", skb));
+  added(btf__add_float(s, "double", 8));
+  added(btf__add_enum64(s, "mod_big", 8, true));
+  added(btf__add_enum64_value(s, "MOD_HUGE", 0x100000000ULL));
+  return raw_of(s);
+}
+
+std::vector<std::string> written;
+
+void write(const fs::path& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f.flush()) throw std::runtime_error("cannot write " + path.string());
+  written.push_back(path.string());
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (!f.good() && !f.eof()) throw std::runtime_error("cannot read " + path.string());
+  return bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: make_seeds OUTDIR STAMP ELF...\n");
+    return 2;
+  }
+  try {
+    const fs::path out = argv[1];
+    fs::remove_all(out);
+    for (const char* d : {"raw", "split", "elf", "core"}) fs::create_directories(out / d);
+
+    using namespace btfslim::test;
+    write(out / "raw/all_kinds.btf", all_kinds_btf(false));
+    write(out / "raw/all_kinds_be.btf", all_kinds_btf(true));
+    write(out / "raw/small.btf", small_btf());
+    write(out / "raw/footprint.btf", footprint_btf(false));
+    write(out / "raw/footprint_tag.btf", footprint_btf(true));
+    write(out / "raw/loops.btf", loops_btf());
+    write(out / "raw/split_base.btf", split_btf(false).base);
+    write(out / "raw/split_base_be.btf", split_btf(true).base);
+    write(out / "split/split.btf", split_btf(false).split);
+    write(out / "split/split_be.btf", split_btf(true).split);
+    write(out / "split/split_kinds.btf", split_kinds_btf());
+    write(out / "elf/small.btf", small_btf());
+
+    for (int i = 3; i < argc; ++i) {
+      const fs::path elf = argv[i];
+      const std::string name = elf.filename().string();
+      const std::string bytes = read(elf);
+      write(out / "elf" / name, bytes);
+      if (name.ends_with(".bpf.o")) write(out / "core" / name, bytes);
+      // The .BTF section as a raw seed: BTF as compilers and pahole write it.
+      const auto btf = btfslim::load_btf_file(elf.string(), nullptr);
+      const auto raw = btf->raw();
+      write(out / "raw" / (name + ".btf"), std::string(reinterpret_cast<const char*>(raw.data()), raw.size()));
+    }
+
+    std::string list;
+    for (const auto& w : written) list += w + "\n";
+    std::ofstream stamp(argv[2], std::ios::binary | std::ios::trunc);
+    stamp << list;
+    if (!stamp.flush()) throw std::runtime_error(std::string("cannot write ") + argv[2]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "make_seeds: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

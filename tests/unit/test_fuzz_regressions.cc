@@ -1,0 +1,212 @@
+// What the libFuzzer targets (fuzz/) found, one case per finding, each input built here with libbpf's
+// btf__add_* as the smallest shape of what the fuzzer wrote ([robust]).
+//
+// A finding is a crash, so each case runs the code that crashed in a child process: a crash or hang
+// is then a failed check naming the signal, not the end of the test program.
+//
+// 1. fuzz_raw and fuzz_split, `dump -f c`: SIGFPE in libbpf's btf_dump on a struct whose member ends,
+//    through typedefs, modifiers or arrays, at a type without size: void (`volatile void m;`, what
+//    fuzz_split found), a FWD (`struct later m;`, what fuzz_raw found) or a FUNC_PROTO (a typedef of a
+//    function type). libbpf's btf__align_of() is 0 for such a member, so the struct's alignment is 0,
+//    and btf_dump_emit_bit_padding() computes roundup(off, align * 8) for the padding at the struct's
+//    end: a division by zero. check_c_printable() only refused a member whose own type is void, FUNC,
+//    VAR, DATASEC, DECL_TAG or FUNC_PROTO, not one that reaches those through a typedef or modifier, and
+//    never a FWD.
+#include "fixtures.h"
+#include "process.h"
+
+#include "btfslim/btf.h"
+#include "btfslim/dump.h"
+#include "btfslim/error.h"
+#include "btfslim/input.h"
+#include "btfslim/output.h"
+
+#include <bpf/btf.h>
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+namespace btfslim::test {
+namespace {
+
+using Catch::Matchers::StartsWith;
+
+struct Free {
+  void operator()(struct btf* b) const { btf__free(b); }
+};
+using BtfPtr = std::unique_ptr<struct btf, Free>;
+
+std::string raw_of(struct btf* b) {
+  __u32 size = 0;
+  const void* data = btf__raw_data(b, &size);
+  REQUIRE(data != nullptr);
+  return std::string(static_cast<const char*>(data), size);
+}
+
+// How `dump -f c` of one BTF ended, run in a child process: printed, refused with an InputError (its
+// line), or killed (the signal; SIGALRM after 5 s is a hang). Under ASan a crash is a report and exit 1.
+struct CDump {
+  enum { Printed, Refused, Other } outcome = Other;
+  std::string error;  // Refused: the InputError's line
+  int status = 0;     // Other: exit status, or 128 + signal
+};
+
+CDump c_dump_in_child(const std::function<std::shared_ptr<const Btf>()>& load) {
+  int pipe_fds[2];
+  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Catch's handlers would report the crash as the parent's test and print its summary: the parent
+    // judges the child by its status instead.
+    for (const int sig : {SIGSEGV, SIGFPE, SIGILL, SIGBUS, SIGABRT}) std::signal(sig, SIG_DFL);
+    ::close(pipe_fds[0]);
+    ::alarm(5);
+    int status = 0;
+    try {
+      const auto btf = load();
+      const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+      OutputBuffer out(devnull, "/dev/null");
+      dump_c(*btf, {}, out);
+      out.flush();
+    } catch (const InputError& e) {
+      const std::string line = e.what();
+      (void)!::write(pipe_fds[1], line.data(), line.size());
+      status = 2;
+    } catch (...) {
+      status = 3;
+    }
+    ::_exit(status);
+  }
+  ::close(pipe_fds[1]);
+  CDump r;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0) r.error.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.outcome = r.status == 0 ? CDump::Printed : r.status == 2 ? CDump::Refused : CDump::Other;
+  return r;
+}
+
+std::string describe(const CDump& d) {
+  if (d.outcome == CDump::Printed) return "printed C";
+  if (d.outcome == CDump::Refused) return "refused: " + d.error;
+  return "status " + std::to_string(d.status) + " (" + std::to_string(128 + SIGFPE) + ": SIGFPE, " +
+         std::to_string(128 + SIGALRM) + ": hang, 1: a sanitizer report)";
+}
+
+std::shared_ptr<const Btf> parse_bytes(const std::string& bytes, const std::string& name,
+                                       std::shared_ptr<const Btf> base = nullptr) {
+  auto owner = std::make_shared<std::string>(bytes);
+  const std::span<const std::uint8_t> span(reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size());
+  return Btf::parse(name, owner, span, std::move(base));
+}
+
+// [1] int, [2] the member's type chain (built by `member_type`, which returns the id to use), then
+// struct 'holder' { int a; <that> m; int c; } of 16 bytes: the int at byte 8 ends at 12, so libbpf pads
+// 12..16 at the struct's end, where it divides by the struct's alignment.
+std::string holder_btf(const std::function<int(struct btf*)>& member_type) {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
+  const int m = member_type(t);
+  const int holder = btf__add_struct(t, "holder", 16);
+  REQUIRE(holder > 0);
+  REQUIRE(btf__add_field(t, "a", 1, 0, 0) == 0);
+  REQUIRE(btf__add_field(t, "m", m, 32, 0) == 0);
+  REQUIRE(btf__add_field(t, "c", 1, 64, 0) == 0);
+  return raw_of(t);
+}
+
+TEST_CASE("fuzz finding 1: dump -f c on a member ending at a type without size refuses, never SIGFPE",
+          "[robust]") {
+  struct Shape {
+    const char* what;
+    std::function<int(struct btf*)> member_type;
+  };
+  const Shape shapes[] = {
+      // fuzz_raw's crash: struct node { <anonymous FWD> next; int val; } (footprint_btf, its pointer
+      // turned into a FWD).
+      {"a FWD", [](struct btf* t) { return btf__add_fwd(t, "later", BTF_FWD_STRUCT); }},
+      {"volatile void", [](struct btf* t) { return btf__add_volatile(t, 0); }},
+      {"a typedef of const void",
+       [](struct btf* t) {
+         const int c = btf__add_const(t, 0);
+         return btf__add_typedef(t, "void_t", c);
+       }},
+      {"a typedef of a function type",
+       [](struct btf* t) {
+         const int proto = btf__add_func_proto(t, 1);
+         return btf__add_typedef(t, "handler_t", proto);
+       }},
+      {"an array of a FWD",
+       [](struct btf* t) {
+         const int fwd = btf__add_fwd(t, "later", BTF_FWD_STRUCT);
+         return btf__add_array(t, 1, fwd, 1);  // index type int, elements the FWD
+       }},
+  };
+  TempDir dir;
+  for (const Shape& s : shapes) {
+    const std::string path = dir.file("holder.btf");
+    const std::string bytes = holder_btf(s.member_type);
+    write_file(path, bytes);
+    const CDump d = c_dump_in_child([&] { return parse_bytes(bytes, path); });
+    INFO("a member of " << s.what << ": " << describe(d));
+    CHECK(d.outcome == CDump::Refused);
+    CHECK_THAT(d.error, StartsWith(path + ": cannot print as C: type [") &&
+                            Catch::Matchers::Contains("] STRUCT 'holder' "));
+    CHECK(d.error.find('\n') == std::string::npos);
+
+    // The binary: the same line, exit 2, nothing printed.
+    const RunResult r = run({"timeout", "5", btfslim_path(), "dump", "-f", "c", path});
+    INFO("btfslim dump -f c: status " << r.status << ", stderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "btfslim: " + d.error + "\n");
+  }
+}
+
+// fuzz_split's crash as it was found: a module struct with a `volatile void` member, on a base.
+// libbpf reads split BTF from its path, so the module is a file.
+TEST_CASE("fuzz finding 1, split: dump -f c on a module member of type volatile void refuses", "[robust]") {
+  const SplitPair pair = split_btf();
+  BtfPtr lib_base(btf__new(pair.base.data(), static_cast<__u32>(pair.base.size())));
+  REQUIRE(lib_base != nullptr);
+  BtfPtr split(btf__new_empty_split(lib_base.get()));
+  struct btf* s = split.get();
+  REQUIRE(btf__add_volatile(s, 0) == 4);  // the base has [1] int, [2] sk_buff *, [3] struct sk_buff
+  REQUIRE(btf__add_struct(s, "nf_conn", 24) == 5);
+  REQUIRE(btf__add_field(s, "len", 1, 0, 0) == 0);
+  REQUIRE(btf__add_field(s, "skb", 4, 64, 0) == 0);
+  REQUIRE(btf__add_field(s, "mark", 1, 128, 0) == 0);
+  TempDir dir;
+  const std::string base_path = dir.file("base.btf");
+  const std::string path = dir.file("module.btf");
+  write_file(base_path, pair.base);
+  write_file(path, raw_of(s));
+
+  const CDump d = c_dump_in_child([&] { return load_btf_file(path, load_btf_file(base_path, nullptr)); });
+  INFO(describe(d));
+  CHECK(d.outcome == CDump::Refused);
+  CHECK_THAT(d.error, StartsWith(path + ": cannot print as C: type [5] STRUCT 'nf_conn' "));
+  CHECK(d.error.find('\n') == std::string::npos);
+
+  const RunResult r = run({"timeout", "5", btfslim_path(), "dump", "-f", "c", "--base", base_path, path});
+  INFO("btfslim dump -f c --base: status " << r.status << ", stderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "btfslim: " + d.error + "\n");
+}
+
+}  // namespace
+}  // namespace btfslim::test
