@@ -257,10 +257,8 @@ TEST_CASE("mutated objects: an InputError or relocations the engine resolves", "
       const std::vector<const BpfObject*> list = {o.object.get()};
       try {
         const Minimized m = minimize(t->main(), list, {results}, {});
-        auto owner = std::make_shared<std::string>(m.bytes);
-        const auto out = Btf::parse("minimized.btf", owner,
-                                    std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size()));
-        if (const std::string diff = verify_minimized(t->main(), *out, list, {results}); !diff.empty())
+        (void)m.parse("minimized.btf");
+        if (const std::string diff = verify_minimized(t->main(), m, list, {results}); !diff.empty())
           problems.push_back(label + ": minimized BTF resolves differently: " + diff);
       } catch (const InputError& e) {
         if (t == &small) problems.push_back(label + ": minimize against the small target: " + e.what());
