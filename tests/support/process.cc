@@ -22,7 +22,11 @@ extern char** environ;
 
 namespace btfslim::test {
 
-MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit_seconds) {
+namespace {
+
+// Runs argv in its own process group (so that a timeout kills all of it); `rss_file` non-empty: under
+// GNU time, which writes the program's peak RSS there.
+MeasuredRun spawn(const std::vector<std::string>& argv, double wall_limit_seconds) {
   const auto start = std::chrono::steady_clock::now();
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
@@ -35,7 +39,12 @@ MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  const int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -57,7 +66,7 @@ MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit
       const double left = wall_limit_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (left <= 0) {
         // Over its time: killed, and its pipes drained to their end.
-        if (!r.timed_out) kill(pid, SIGKILL);
+        if (!r.timed_out) kill(-pid, SIGKILL);
         r.timed_out = true;
       } else {
         wait_ms = static_cast<int>(left * 1000) + 1;
@@ -91,7 +100,34 @@ MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit
   return r;
 }
 
-RunResult run(const std::vector<std::string>& argv) { return run_measured(argv, 0); }
+}  // namespace
+
+// The peak RSS comes from GNU time: the rusage of a process spawned from this one counts this
+// (large) test process's memory, which its child shares until it execs; GNU time's child forks from
+// a small process.
+MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit_seconds) {
+  const char* time_path = "/usr/bin/time";
+  if (access(time_path, X_OK) != 0) throw std::runtime_error("GNU time (/usr/bin/time, Debian package time) is missing");
+  char rss_path[] = "/tmp/btfslim-test-rss-XXXXXX";
+  const int fd = mkstemp(rss_path);
+  if (fd < 0) throw std::runtime_error("mkstemp");
+  close(fd);
+  std::vector<std::string> timed{time_path, "-f", "%M", "-o", rss_path};
+  timed.insert(timed.end(), argv.begin(), argv.end());
+  MeasuredRun r = spawn(timed, wall_limit_seconds);
+  if (FILE* f = std::fopen(rss_path, "r")) {
+    long kib = 0;
+    // GNU time writes "Command exited with non-zero status N" first when the program fails.
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "%ld", &kib) == 1) r.peak_rss_kib = kib;
+    std::fclose(f);
+  }
+  unlink(rss_path);
+  return r;
+}
+
+RunResult run(const std::vector<std::string>& argv) { return spawn(argv, 0); }
 
 std::string btfslim_path() {
   const char* p = std::getenv("BTFSLIM");

@@ -15,8 +15,8 @@ struct RunResult {
 // Runs argv[0] (looked up in PATH) with the arguments, capturing stdout and stderr.
 RunResult run(const std::vector<std::string>& argv);
 
-// A run with what it cost: wall time, the peak resident memory of the process (of the program
-// itself, not of a shell before it: rusage follows exec), and whether it was killed at the limit.
+// A run with what it cost: wall time, the peak resident memory of the program (measured by GNU time),
+// and whether it was killed, with all it started, at the limit.
 struct MeasuredRun : RunResult {
   double seconds = 0;
   long peak_rss_kib = 0;
