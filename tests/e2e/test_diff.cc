@@ -3,6 +3,7 @@
 // split among the references that name it); the table is held to scripts/bloat-o-meter's own format
 // strings ("%-40s %7s %7s %+7d"), the JSON is parsed, and the running kernel's BTF is diffed against
 // itself and against a minimized BTF.
+#include "fixtures.h"
 #include "process.h"
 
 #include <bpf/btf.h>
@@ -382,6 +383,83 @@ TEST_CASE("diff of the running kernel's BTF against a minimized one lists what w
   REQUIRE(table.status == 0);
   CHECK_THAT(table.out, Contains("\nstruct sk_buff "));
   CHECK_THAT(table.out, Contains("Total: Before=" + file_size(vmlinux) + ", After=" + file_size(min)));
+}
+
+}  // namespace
+}  // namespace btfslim::test
+
+namespace btfslim::test {
+namespace {
+
+TEST_CASE("diff reads split BTF on its base, and ELF files' .BTF", "[diff]") {
+  TempDir dir;
+  const SplitPair pair = split_btf();
+  const std::string base = dir.file("base.btf"), split = dir.file("split.btf"), empty = dir.file("empty.btf");
+  write_file(base, pair.base);
+  write_file(split, pair.split);
+  {
+    BtfPtr b(btf__new(pair.base.data(), static_cast<__u32>(pair.base.size())));
+    REQUIRE(b != nullptr);
+    BtfPtr s(btf__new_empty_split(b.get()));
+    __u32 size = 0;
+    const void* data = btf__raw_data(s.get(), &size);
+    REQUIRE(data != nullptr);
+    write_file(empty, std::string(static_cast<const char*>(data), size));
+  }
+  const RunResult same = btfslim({"diff", "--base", base, split, split});
+  INFO(same.err);
+  REQUIRE(same.status == 0);
+  CHECK(same.out == "add/remove: 0/0 grow/shrink: 0/0 up/down: 0/0 (0)\n" + title("Type") + "Total: Before=" +
+                        file_size(split) + ", After=" + file_size(split) + ", chg +0.00%\n");
+  // Only the split part counts, and names that resolve in the base ("len") cost it nothing:
+  // nf_conn 48 + "nf_conn" 8 + "skb" 4 + "mark" 5 = 65; its typedef 12 + "nf_conn_t" 10; the pointer 12.
+  const RunResult grown = btfslim({"diff", "-f", "csv", "-B", base, empty, split});
+  REQUIRE(grown.status == 0);
+  CHECK_THAT(grown.out, Contains("STRUCT,struct nf_conn,,65,65\n"));
+  CHECK_THAT(grown.out, Contains("TYPEDEF,typedef nf_conn_t,,22,22\n"));
+  CHECK_THAT(grown.out, Contains("PTR,struct sk_buff *,,12,12\n"));
+  // Without the base, the split file is refused in one line.
+  const RunResult no_base = btfslim({"diff", split, split});
+  CHECK(no_base.status == 2);
+  CHECK(std::count(no_base.err.begin(), no_base.err.end(), '\n') == 1);
+
+  // An ELF file's .BTF (pahole -J output) against itself: nothing changed, the section's bytes in total.
+  const std::string elf = build_data_dir() + "/pahole_types.o";
+  const RunResult r = btfslim({"diff", elf, elf});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind("add/remove: 0/0 grow/shrink: 0/0 up/down: 0/0 (0)\n", 0) == 0);
+}
+
+TEST_CASE("diff ends on crafted BTF: cycles without names, deep chains", "[diff]") {
+  TempDir dir;
+  // [1] int; [2] ptr -> [3] ptr -> [2]; [4] anonymous struct {p: ptr to [5]} and [5] {q: ptr to [4]}
+  // through [6] and [7]; [8..5007] const chain ending at int.
+  auto build = [](bool reversed) {
+    return [reversed](struct btf* b) {
+      const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+      ok(btf__add_ptr(b, 3));
+      ok(btf__add_ptr(b, 2));
+      ok(btf__add_struct(b, "", 8));
+      ok(btf__add_field(b, reversed ? "q" : "p", 6, 0, 0));
+      ok(btf__add_struct(b, "", 8));
+      ok(btf__add_field(b, reversed ? "p" : "q", 7, 0, 0));
+      ok(btf__add_ptr(b, 5));
+      ok(btf__add_ptr(b, 4));
+      for (int k = 0; k < 5000; ++k) ok(btf__add_const(b, k == 0 ? i : 7 + k));
+      ok(btf__add_struct(b, "holder", 8));
+      ok(btf__add_field(b, "deep", 5007, 0, 0));
+    };
+  };
+  const std::string a = write_btf(dir, "a.btf", build(false));
+  const std::string b = write_btf(dir, "b.btf", build(true));
+  for (const auto& [x, y] : {std::pair{a, a}, std::pair{b, b}, std::pair{a, b}}) {
+    const RunResult r = btfslim({"diff", "-v", x, y});
+    INFO(x << " " << y << ": " << r.err);
+    REQUIRE(r.status == 0);
+    if (x == y) CHECK(r.out.rfind("add/remove: 0/0 grow/shrink: 0/0 up/down: 0/0 (0)\n", 0) == 0);
+    // The same report on every run.
+    CHECK(btfslim({"diff", "-v", x, y}).out == r.out);
+  }
 }
 
 }  // namespace
