@@ -430,11 +430,12 @@ int compare_nodes(const KeyTable& table, std::uint32_t a, std::uint32_t b, int d
 // Among unnamed members of `t`, the 1-based position of member `slot` counting only those whose type
 // has the same kind (the second unnamed union is #2 however many unnamed structs come before it).
 std::uint32_t unnamed_ordinal(const Btf& btf, const TypeView& t, unsigned slot) {
-  const Kind kind = btf.type(t.member(slot).type).kind();
+  auto kind_of = [&btf](TypeId id) { return id == 0 ? Kind::Unknown : btf.type(id).kind(); };
+  const Kind kind = kind_of(t.member(slot).type);
   std::uint32_t n = 0;
   for (unsigned i = 0; i <= slot; ++i) {
     const Member m = t.member(i);
-    if (m.name_off == 0 && m.type != 0 && btf.type(m.type).kind() == kind) ++n;
+    if (m.name_off == 0 && kind_of(m.type) == kind) ++n;
   }
   return n;
 }
@@ -870,7 +871,7 @@ Sizes side_sizes(const Btf& btf, const ZeroedArray<std::uint32_t>& keys, const S
   }
   const Header& h = btf.header();
   s.total = btf.raw().size();
-  s.strings = h.str_len - named_strings;
+  s.strings = h.str_len - std::min<std::uint64_t>(named_strings, h.str_len);
   s.header = s.total - h.type_len - h.str_len;
   return s;
 }

@@ -433,7 +433,7 @@ TEST_CASE("diff reads split BTF on its base, and ELF files' .BTF", "[diff]") {
 TEST_CASE("diff ends on crafted BTF: cycles without names, deep chains", "[diff]") {
   TempDir dir;
   // [1] int; [2] ptr -> [3] ptr -> [2]; [4] anonymous struct {p: ptr to [5]} and [5] {q: ptr to [4]}
-  // through [6] and [7]; [8..5007] const chain ending at int.
+  // through [6] and [7]; [8..5007] const chain ending at int; struct holder; struct voidy.
   auto build = [](bool reversed) {
     return [reversed](struct btf* b) {
       const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
@@ -448,6 +448,10 @@ TEST_CASE("diff ends on crafted BTF: cycles without names, deep chains", "[diff]
       for (int k = 0; k < 5000; ++k) ok(btf__add_const(b, k == 0 ? i : 7 + k));
       ok(btf__add_struct(b, "holder", 8));
       ok(btf__add_field(b, "deep", 5007, 0, 0));
+      // An unnamed member of type void, and a member more in one of them: a row for -v.
+      ok(btf__add_struct(b, "voidy", 8));
+      ok(btf__add_field(b, "", 0, 0, 0));
+      if (reversed) ok(btf__add_field(b, "x", i, 32, 0));
     };
   };
   const std::string a = write_btf(dir, "a.btf", build(false));
@@ -457,6 +461,7 @@ TEST_CASE("diff ends on crafted BTF: cycles without names, deep chains", "[diff]
     INFO(x << " " << y << ": " << r.err);
     REQUIRE(r.status == 0);
     if (x == y) CHECK(r.out.rfind("add/remove: 0/0 grow/shrink: 0/0 up/down: 0/0 (0)\n", 0) == 0);
+    if (x != y) CHECK_THAT(r.out, Contains("    + x (int, 4 bytes at offset 4)\n"));
     // The same report on every run.
     CHECK(btfslim({"diff", "-v", x, y}).out == r.out);
   }
