@@ -64,6 +64,26 @@ struct ParamKey {
   bool operator==(const ParamKey&) const = default;
 };
 
+// Prototypes' parameters, one run per node, in the huge-page pool like the rest of the table.
+class ParamArena {
+ public:
+  std::size_t size() const { return size_; }
+  const ParamKey* data() const { return items_.data(); }
+  void push_back(const ParamKey& p) {
+    if (size_ == items_.size()) {
+      auto bigger = ZeroedArray<ParamKey>::for_overwrite(std::max<std::size_t>(4096, 2 * items_.size()));
+      std::copy(items_.begin(), items_.end(), bigger.begin());
+      items_ = std::move(bigger);
+    }
+    items_[size_++] = p;
+  }
+  void truncate(std::size_t n) { size_ = n; }
+
+ private:
+  ZeroedArray<ParamKey> items_;
+  std::size_t size_ = 0;
+};
+
 // The hash-consing table: open addressing, linear probing. A slot holds a node's index + 1 and 32 bits
 // of its hash, so that a probe looks at a node only when the hash matches. The arrays come from the
 // huge-page pool (memory.h): sized for the expected node count up front, touched without page faults.
@@ -116,13 +136,13 @@ class KeyTable {
       if ((slot >> 32 << 32) == tag) {
         const auto at = static_cast<std::uint32_t>(slot) - 1;
         if (equal(nodes_[at], n)) {
-          if (n.params_count) params_.resize(n.params_begin);  // drop the pending copy
+          if (n.params_count) params_.truncate(n.params_begin);  // drop the pending copy
           return at;
         }
       }
     }
   }
-  std::vector<ParamKey>& params() { return params_; }
+  ParamArena& params() { return params_; }
   std::span<const ParamKey> params_of(const KeyNode& n) const { return {params_.data() + n.params_begin, n.params_count}; }
   const KeyNode& operator[](std::uint32_t i) const { return nodes_[i]; }
   std::uint32_t size() const { return static_cast<std::uint32_t>(size_); }
@@ -160,7 +180,7 @@ class KeyTable {
 
   ZeroedArray<KeyNode> nodes_;
   std::size_t size_ = 0;
-  std::vector<ParamKey> params_;
+  ParamArena params_;
   ZeroedArray<std::uint64_t> slots_;
   std::size_t mask_ = 0;
 };
@@ -207,6 +227,9 @@ class Side {
           key_[id] = table_.intern_hashed(nodes[i], hashes[i]);
       }
     }
+    // Only keying anonymous structs and unions reads the users.
+    users_begin_ = {};
+    users_ = {};
   }
   std::uint32_t key(TypeId id) const { return id == 0 ? void_node_ : key_[id]; }
 
