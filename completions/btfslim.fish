@@ -5,7 +5,7 @@
 # A new command: add it to the list below, a line for the command and lines for its options. The cli tests
 # (tests/e2e/test_cli.cc) fail until every option of `btfslim __options` is offered here.
 
-set -l commands dump measure check minimize help
+set -l commands dump measure check minimize diff help
 
 # BTF to read by name: vmlinux and the modules under /sys/kernel/btf (files come from -F, or from -r for
 # an option's value).
@@ -34,6 +34,7 @@ complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a dump -d 'p
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a measure -d 'where the bytes of a BTF go'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a check -d 'resolve CO-RE relocations against kernels'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a minimize -d 'a BTF with only what BPF objects relocate against'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a diff -d 'compare two BTFs type by type'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help, or a command\'s'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help and exit'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the versions and features'
@@ -81,5 +82,12 @@ complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l keep -x -d 'als
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l explain -x -d 'say why a type is kept'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l no-verify -d 'do not verify the output'
 
+# diff: two BTFs, old and new.
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -F -a '(__btfslim_kernel_btf)'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'base BTF of split inputs'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -s f -l format -x -a 'table csv json' -d 'output format'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -s c -l by-kind -d 'one block per kind'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -s v -l verbose -d 'what changed inside each changed type'
+
 # help COMMAND
-complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize" -a "dump measure check minimize help"
+complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize diff" -a "dump measure check minimize diff help"
