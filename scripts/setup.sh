@@ -8,7 +8,7 @@ PACKAGES="
   libbpf-dev libelf-dev zlib1g-dev libcli11-dev libfmt-dev catch2
   nlohmann-json3-dev libtomlplusplus-dev libarchive-dev
   clang-19 llvm-19 bpftool dwarves scdoc groff-base time util-linux binutils
-  bash-completion zsh fish
+  bash-completion zsh fish valgrind
 "
 
 missing=""
