@@ -346,6 +346,15 @@ void Batch::plan() {
   std::vector<TargetFile> files = expand_target_files(
       args_.sources.empty() ? std::vector<std::string>{std::string(kRunningVmlinux)} : args_.sources);
   total_units_ = files.size();
+  // Every input by device and inode: no output may replace one, however spelt (an output is checked
+  // again, against its own source and the objects, just before it is written).
+  std::map<std::pair<dev_t, ino_t>, std::string> inputs;
+  auto note_input = [&](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) inputs.emplace(std::pair{st.st_dev, st.st_ino}, path);
+  };
+  for (const TargetFile& f : files) note_input(f.path);
+  for (const BpfObject* o : objects_.objects) note_input(o->path());
   for (std::size_t k = 0; k < files.size(); ++k) {
     if (k % shards != shard - 1) continue;
     const bool archive = is_archive_path(files[k].path);
@@ -355,6 +364,10 @@ void Batch::plan() {
       if (const auto it = claims_.find(out); it != claims_.end())
         fail(out, "two sources would be written here: {} and {}", it->second, files[k].path);
       claims_[out] = files[k].path;
+      struct stat st {};
+      if (::stat(out.c_str(), &st) == 0)
+        if (const auto it = inputs.find({st.st_dev, st.st_ino}); it != inputs.end())
+          fail(out, "is an input ({}): refusing to overwrite it", it->second);
     }
     units_.push_back({std::move(files[k]), archive});
   }
