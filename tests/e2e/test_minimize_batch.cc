@@ -537,8 +537,10 @@ TEST_CASE("minimize batch: a bad source costs only itself; the exit status says 
   TempDir dir;
   const std::string root = dir.file("hub");
   fs::copy(tree().root, root, fs::copy_options::recursive);
-  // A file that starts like BTF and is cut short, among the good ones.
+  // A file that starts like BTF and is cut short, and an archive cut short, among the good ones.
   write_file(root + "/debian/12/x86_64/5.10.0-cut.btf", raw_btf(target("moved")).substr(0, 40));
+  const std::string archive = read_file(tree().root + "/centos/8/x86_64/4.18.0-moved.btf.tar.xz");
+  write_file(root + "/centos/8/x86_64/4.18.0-cut.btf.tar.xz", archive.substr(0, archive.size() / 2));
   const std::string out = dir.file("out");
   std::vector<std::string> args{"minimize", "--btf", root, "-o", out, "--jobs", "3"};
   for (const std::string& o : batch_objects()) args.push_back(o);
@@ -549,12 +551,14 @@ TEST_CASE("minimize batch: a bad source costs only itself; the exit status says 
   for (const Kernel& k : tree().kernels) expected.insert(k.output);
   CHECK(names_of(files_under(out)) == expected);
   const std::vector<std::string> errors = lines_of(r.err);
-  REQUIRE(errors.size() == 3);  // the note on the poisoned kernel, the bad file, the count
-  CHECK_THAT(errors[0], StartsWith("btfslim: " + root + "/debian/12/x86_64/5.10.0-cut.btf: "));
-  CHECK_THAT(errors[1], StartsWith("btfslim: note: " + root + "/fedora/"));
-  CHECK(errors[2] == "btfslim: 1 of 5 sources not minimized (errors above)");
-  CHECK_THAT(r.out, Contains("4 kernels written, 0 skipped as poisoned, 1 failed: "));
-  CHECK_THAT(r.out, Contains("\n  failed: " + root + "/debian/12/x86_64/5.10.0-cut.btf\n"));
+  REQUIRE(errors.size() == 4);  // the bad archive, the bad file, the note on the poisoned kernel, the count
+  CHECK_THAT(errors[0], StartsWith("btfslim: " + root + "/centos/8/x86_64/4.18.0-cut.btf.tar.xz: "));
+  CHECK_THAT(errors[1], StartsWith("btfslim: " + root + "/debian/12/x86_64/5.10.0-cut.btf: "));
+  CHECK_THAT(errors[2], StartsWith("btfslim: note: " + root + "/fedora/"));
+  CHECK(errors[3] == "btfslim: 2 of 6 sources not minimized (errors above)");
+  CHECK_THAT(r.out, Contains("4 kernels written, 0 skipped as poisoned, 2 failed: "));
+  CHECK_THAT(r.out, Contains("\n  failed: " + root + "/centos/8/x86_64/4.18.0-cut.btf.tar.xz\n  failed: " + root +
+                             "/debian/12/x86_64/5.10.0-cut.btf\n"));
 }
 
 // A run refused before anything is written: exit 2, one line naming `subject`, `dir` as it was.
