@@ -20,7 +20,8 @@ _btfslim_options() {
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --allow-missing --help -h" ;;
-        minimize) echo "--btf --output -o --keep --explain --no-verify --elf --skip-poisoned --jobs -j --shard --help -h" ;;
+        minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --elf --skip-poisoned
+                        --jobs -j --shard --help -h" ;;
         help) echo "--help -h" ;;
     esac
 }
@@ -72,7 +73,7 @@ _btfslim_value() {
         measure:--kernel-model) _btfslim_words "builtin module" ;;
         *:--kind | measure:--without) _btfslim_kinds ;;
         *:--base | *:-B | measure:--resident-base) _btfslim_btf_inputs ;;
-        measure:--modules | check:--btf | minimize:--btf) _btfslim_btf_inputs ;;
+        measure:--modules | check:--btf | minimize:--btf | minimize:--btf-base) _btfslim_btf_inputs ;;
         measure:--svg | minimize:--output | minimize:-o) _btfslim_files ;;
         *:--id | *:--name | measure:--type | measure:--top | measure:-n) ;;  # free text: nothing to offer
         minimize:--keep | minimize:--explain) ;;                          # type names: likewise

@@ -3,7 +3,7 @@
 //
 // One source (a file, or the running kernel) gives one output file. Several --btf, a directory tree
 // (btfhub-archive) or an archive (.btf.tar.xz) make a batch: the objects are read once, each kernel goes
-// through the same minimize_target() as a single source, and its output is written under -o DIR where the
+// through the same minimize_source() as a single source, and its output is written under -o DIR where the
 // source is in its tree. A batch runs on --jobs threads, a source file or archive each at a time, and
 // reports in input order, so that what is written and printed does not depend on the number of jobs.
 #include "btfslim/archive.h"
@@ -40,6 +40,8 @@ struct MinimizeArgs {
   std::vector<std::string> objects;
   std::vector<std::string> sources;
   std::string output;
+  std::string source_base;  // --btf-base: what split sources continue
+  std::string base;         // --base: write split BTF on it
   std::vector<std::string> keep;
   std::vector<std::string> explain;
   bool no_verify = false;
@@ -58,7 +60,8 @@ struct ObjectSet {
 
 // What every source is minimized with.
 struct TargetOptions {
-  MinimizeOptions minimize;  // --keep
+  MinimizeOptions minimize;  // --keep, --base
+  std::shared_ptr<const Btf> source_base;  // --btf-base, read once for every source
   std::vector<std::string> explain;
   bool verify = true;
   bool elf = false;
@@ -174,7 +177,7 @@ std::mutex directories_mutex;
 // the result resolves the same, and write it to `output` ("-": stdout, "": nowhere). `source_file` is
 // the file the source was read from (an archive, for a member), which `output` may not be. Throws
 // InputError for what cannot be done; nothing is written then.
-TargetOutcome minimize_target(const std::shared_ptr<const Btf>& source, const std::string& source_file,
+TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const std::string& source_file,
                               const ObjectSet& objs, const TargetOptions& options, const std::string& output) {
   const std::vector<const BpfObject*>& objects = objs.objects;
   refuse_overwriting_inputs(output, objs, source_file);
@@ -183,7 +186,7 @@ TargetOutcome minimize_target(const std::shared_ptr<const Btf>& source, const st
   outcome.bytes_in = source->raw().size();
 
   // Resolve against the source once; the marks and the verification start from these results.
-  const CoreTarget target(source);
+  const CoreTarget target = minimize_target(source);
   const CandidateIndex index(target, objects);
   std::vector<std::vector<CoreResult>> results;
   std::size_t relocations = 0, not_ok = 0;
@@ -208,12 +211,11 @@ TargetOutcome minimize_target(const std::shared_ptr<const Btf>& source, const st
   const Minimized m = minimize(*source, objects, results, options.minimize);
 
   if (options.verify) {
-    auto owner = std::make_shared<std::string>(m.bytes);
-    const auto out_btf = Btf::parse(output.empty() ? "output" : output, owner,
-                                    std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(owner->data()),
-                                                                  owner->size()));
-    if (const std::string diff = verify_minimized(*source, *out_btf, objects, results); !diff.empty())
-      fail(output, "not written: a relocation resolves differently on the minimized BTF: {}", diff);
+    if (const std::string diff = verify_minimized(*source, m, objects, results); !diff.empty())
+      fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
+           m.base ? " on " + m.base->name() : "", diff,
+           options.minimize.base ? " (split BTF cannot add members to a type its base has: give a base minimized "
+                                   "for these objects too, or none)" : "");
   }
   for (const std::string& name : options.explain) explain(*source, m, objects, name, outcome.report);
 
@@ -231,10 +233,11 @@ TargetOutcome minimize_target(const std::shared_ptr<const Btf>& source, const st
   outcome.bytes_out = bytes.size();
   const double pct = source->raw().empty() ? 0.0 : 100.0 * static_cast<double>(m.bytes.size()) / static_cast<double>(source->raw().size());
   outcome.summary = fmt::format(
-      "{}: {} types, {} bytes{} ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
-      output.empty() ? "(not written)" : output == "-" ? "stdout" : output, m.types, with_commas(m.bytes.size()),
+      "{}: {}{} types, {} bytes{} ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
+      output.empty() ? "(not written)" : output == "-" ? "stdout" : output,
+      m.base ? "split on " + m.base->name() + ", " : "", m.types, with_commas(m.bytes.size()),
       options.elf ? fmt::format(" of BTF in {} bytes of ELF", with_commas(bytes.size())) : "", pct, source->name(),
-      source->end_id() - 1, with_commas(source->raw().size()), relocations, objects.size(),
+      source->end_id() - source->first_id(), with_commas(source->raw().size()), relocations, objects.size(),
       objects.size() == 1 ? "" : "s", options.verify ? ", each resolving as on the source" : "",
       not_ok ? fmt::format(" ({} poisoned or failing on the source too)", not_ok) : "");
   return outcome;
@@ -243,8 +246,8 @@ TargetOutcome minimize_target(const std::shared_ptr<const Btf>& source, const st
 // ---- one source ----
 
 void run_single(const MinimizeArgs& args, const ObjectSet& objects, const TargetOptions& options) {
-  const auto source = load_btf(args.sources.empty() ? "" : args.sources.front());
-  const TargetOutcome outcome = minimize_target(source, source->name(), objects, options, args.output);
+  const auto source = load_btf(args.sources.empty() ? "" : args.sources.front(), LoadOptions{args.source_base});
+  const TargetOutcome outcome = minimize_source(source, source->name(), objects, options, args.output);
   OutputBuffer report(args.output == "-" ? 2 : 1, args.output == "-" ? "stderr" : "stdout");
   report.write(outcome.report);
   report.write(outcome.summary);
@@ -401,8 +404,10 @@ UnitResult Batch::run_unit(const Unit& unit) {
   if (!unit.archive) {
     result.outcomes.push_back(run_one(
         [&] {
-          const auto source = load_btf(unit.file.path);
-          return minimize_target(source, unit.file.path, objects_, options_, (dir_ / unit.file.relative).string());
+          const auto source = options_.source_base
+                                  ? load_btf_file(resolve_input(unit.file.path).path, options_.source_base)
+                                  : load_btf(unit.file.path);
+          return minimize_source(source, unit.file.path, objects_, options_, (dir_ / unit.file.relative).string());
         },
         unit.file.path));
     return result;
@@ -411,12 +416,12 @@ UnitResult Batch::run_unit(const Unit& unit) {
   // an archive that cannot be read on, ends the archive: what was done before it stands.
   const TargetOutcome archive_error = run_one(
       [&] {
-        for_each_archive_btf(unit.file.path, nullptr, [&](const std::string& member, std::shared_ptr<const Btf> btf) {
+        for_each_archive_btf(unit.file.path, options_.source_base, [&](const std::string& member, std::shared_ptr<const Btf> btf) {
           result.outcomes.push_back(run_one(
               [&] {
                 const std::string out = member_output(dir_, unit.file, member);
                 claim(out, btf->name());
-                return minimize_target(btf, unit.file.path, objects_, options_, out);
+                return minimize_source(btf, unit.file.path, objects_, options_, out);
               },
               btf->name()));
         });
@@ -521,11 +526,13 @@ void run_minimize(const MinimizeArgs& args) {
   }
   TargetOptions options;
   options.minimize.keep = args.keep;
+  if (!args.base.empty()) options.minimize.base = load_btf(args.base);
   options.explain = args.explain;
   options.verify = !args.no_verify;
   options.elf = args.elf;
   options.skip_poisoned = args.skip_poisoned;
   if (!is_batch(args)) return run_single(args, objects, options);
+  if (!args.source_base.empty()) options.source_base = load_btf(args.source_base);
   options.make_directories = true;
   Batch(args, objects, options).run();
 }
@@ -544,6 +551,12 @@ void register_minimize(CLI::App& app) {
   cmd->add_option("--output,-o", args->output,
                   "where to write the minimized BTF ('-': standard output); for a batch, the directory")
       ->required();
+  cmd->add_option("--btf-base", args->source_base,
+                  "the base the source continues, for a module's BTF in a .ko file or a split BTF file "
+                  "(automatic for a module under /sys/kernel/btf)");
+  cmd->add_option("--base,-B", args->base,
+                  "write split BTF on this base with only the types it lacks (default: standalone BTF, or a "
+                  "module's own base for a module's BTF)");
   cmd->add_option("--keep", args->keep, "also keep this type with all its members (repeat for more)")
       ->allow_extra_args(false);
   cmd->add_option("--explain", args->explain, "say why a type and its members are kept (repeat for more)")

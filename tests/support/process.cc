@@ -4,9 +4,12 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +22,8 @@ extern char** environ;
 
 namespace btfslim::test {
 
-RunResult run(const std::vector<std::string>& argv) {
+MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit_seconds) {
+  const auto start = std::chrono::steady_clock::now();
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   posix_spawn_file_actions_t actions;
@@ -35,7 +39,7 @@ RunResult run(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  RunResult r;
+  MeasuredRun r;
   if (rc != 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
@@ -48,10 +52,23 @@ RunResult run(const std::vector<std::string>& argv) {
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    int wait_ms = -1;
+    if (wall_limit_seconds > 0) {
+      const double left = wall_limit_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (left <= 0) {
+        // Over its time: killed, and its pipes drained to their end.
+        if (!r.timed_out) kill(pid, SIGKILL);
+        r.timed_out = true;
+      } else {
+        wait_ms = static_cast<int>(left * 1000) + 1;
+      }
+    }
+    const int ready = poll(fds, 2, r.timed_out ? -1 : wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
@@ -65,10 +82,16 @@ RunResult run(const std::vector<std::string>& argv) {
     }
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage usage {};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.peak_rss_kib = usage.ru_maxrss;
   return r;
 }
+
+RunResult run(const std::vector<std::string>& argv) { return run_measured(argv, 0); }
 
 std::string btfslim_path() {
   const char* p = std::getenv("BTFSLIM");
