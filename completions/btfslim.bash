@@ -20,7 +20,8 @@ _btfslim_options() {
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --allow-missing --help -h" ;;
-        minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --help -h" ;;
+        minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --elf --skip-poisoned
+                        --jobs -j --shard --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
         help) echo "--help -h" ;;
     esac
@@ -78,6 +79,7 @@ _btfslim_value() {
         measure:--svg | minimize:--output | minimize:-o) _btfslim_files ;;
         *:--id | *:--name | measure:--type | measure:--top | measure:-n) ;;  # free text: nothing to offer
         minimize:--keep | minimize:--explain) ;;                          # type names: likewise
+        minimize:--jobs | minimize:-j | minimize:--shard) ;;              # numbers: likewise
         *) return 1 ;;
     esac
 }

@@ -74,13 +74,17 @@ complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d '
 
 # minimize: BPF objects, from a source BTF.
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -k -a '(__fish_complete_suffix .o)'
-complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf -r -a '(__btfslim_kernel_btf)' -d 'source BTF (default: the running kernel\'s)'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf -r -a '(__btfslim_kernel_btf)' -d 'source BTF, directory or archive'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf-base -r -a '(__btfslim_kernel_btf)' -d 'the base the source continues (a .ko\'s vmlinux)'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'write split BTF on this base'
-complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s o -l output -r -F -d 'where to write the BTF (-: stdout)'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s o -l output -r -F -d 'where to write the BTF (-: stdout; a batch: a directory)'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l keep -x -d 'also keep this type with all its members'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l explain -x -d 'say why a type is kept'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l no-verify -d 'do not verify the output'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l elf -d 'write an ELF object with a .BTF section'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l skip-poisoned -d 'skip sources where a relocation fails'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s j -l jobs -x -d 'sources minimized at once'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l shard -x -d 'only part I/N of the batch'
 
 # diff: two BTFs, old and new.
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -F -a '(__btfslim_kernel_btf)'

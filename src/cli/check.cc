@@ -8,12 +8,11 @@
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
+#include "btfslim/targets.h"
 
 #include <dirent.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 
 namespace btfslim::cli {
 namespace {
@@ -25,36 +24,6 @@ struct CheckArgs {
   std::string format = "table";
   bool allow_missing = false;
 };
-
-// Whether a file starts like BTF (either byte order) or ELF: what a directory walk takes as a target.
-bool looks_like_btf(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  unsigned char m[4] = {};
-  if (!f.read(reinterpret_cast<char*>(m), sizeof m)) return false;
-  return (m[0] == 0x9f && m[1] == 0xeb) || (m[0] == 0xeb && m[1] == 0x9f) ||
-         (m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F');
-}
-
-// Files named, and the BTF files and archives under directories named, in a stable order.
-std::vector<std::string> expand_targets(const std::vector<std::string>& given) {
-  std::vector<std::string> out;
-  for (const std::string& arg : given) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(arg, ec)) {
-      out.push_back(arg);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (std::filesystem::recursive_directory_iterator it(arg, ec), end; !ec && it != end; it.increment(ec))
-      if (it->is_regular_file(ec) && (is_archive_path(it->path().string()) || looks_like_btf(it->path())))
-        found.push_back(it->path().string());
-    if (ec) fail(arg, "cannot list directory: {}", ec.message());
-    if (found.empty()) fail(arg, "directory holds no BTF files (raw BTF, ELF with .BTF, or .tar.xz archives of them)");
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
 
 // The running kernel's module BTFs: libbpf searches them for types vmlinux lacks.
 std::vector<std::shared_ptr<const Btf>> running_modules(const std::shared_ptr<const Btf>& vmlinux) {
@@ -92,8 +61,11 @@ void run_check(const CheckArgs& args) {
   for (const auto& o : run.objects) objects.push_back(o.get());
 
   const bool running = args.targets.empty();
-  const std::vector<std::string> targets = running ? std::vector<std::string>{std::string(kRunningVmlinux)}
-                                                   : expand_targets(args.targets);
+  std::vector<std::string> targets;
+  if (running)
+    targets.push_back(std::string(kRunningVmlinux));
+  else
+    for (TargetFile& f : expand_target_files(args.targets)) targets.push_back(std::move(f.path));
   std::shared_ptr<const Btf> base;
   if (!args.base.empty()) base = load_btf(args.base);
 
@@ -122,16 +94,10 @@ void run_check(const CheckArgs& args) {
       continue;
     }
     // Each raw BTF member of an archive (btfhub: one kernel per .btf.tar.xz), read and dropped in turn.
-    std::size_t members = 0;
-    for_each_archive_member(t, [&](const std::string& member, std::shared_ptr<const std::vector<std::uint8_t>> bytes) {
-      const std::span<const std::uint8_t> span(*bytes);
-      if (span.size() < 2 || !((span[0] == 0x9f && span[1] == 0xeb) || (span[0] == 0xeb && span[1] == 0x9f))) return;
-      const std::string name = t + ":" + member;
-      auto btf = Btf::parse(name, bytes, span, base);
-      ++members;
-      check_on(name, base ? CoreTarget(base, {btf}) : CoreTarget(btf));
+    for_each_archive_btf(t, base, [&](const std::string&, std::shared_ptr<const Btf> btf) {
+      const std::string name = btf->name();
+      check_on(name, base ? CoreTarget(base, {std::move(btf)}) : CoreTarget(std::move(btf)));
     });
-    if (members == 0) fail(t, "archive holds no raw BTF files");
   }
 
   OutputBuffer out;

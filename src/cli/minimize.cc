@@ -1,28 +1,84 @@
 // `btfslim minimize`: a BTF with only what a set of BPF objects relocates against, verified to give
 // every relocation the same result as the source before it is written.
+//
+// One source (a file, or the running kernel) gives one output file. Several --btf, a directory tree
+// (btfhub-archive) or an archive (.btf.tar.xz) make a batch: the objects are read once, each kernel goes
+// through the same minimize_source() as a single source, and its output is written under -o DIR where the
+// source is in its tree. A batch runs on --jobs threads, a source file or archive each at a time, and
+// reports in input order, so that what is written and printed does not depend on the number of jobs.
+#include "btfslim/archive.h"
 #include "btfslim/check.h"
 #include "btfslim/cli.h"
+#include "btfslim/elf_writer.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 #include "btfslim/minimize.h"
 #include "btfslim/output.h"
+#include "btfslim/progress.h"
+#include "btfslim/targets.h"
+#include "btfslim/terminal.h"
 
+#include <bpf/btf.h>
+#include <sched.h>
 #include <sys/stat.h>
 
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
 #include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
 
 namespace btfslim::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct MinimizeArgs {
   std::vector<std::string> objects;
-  std::string source;
+  std::vector<std::string> sources;
   std::string output;
-  std::string source_base;
-  std::string base;
+  std::string source_base;  // --btf-base: what split sources continue
+  std::string base;         // --base: write split BTF on it
   std::vector<std::string> keep;
   std::vector<std::string> explain;
   bool no_verify = false;
+  bool elf = false;
+  bool skip_poisoned = false;
+  unsigned jobs = 0;  // 0: as many as the CPUs this process may run on
+  std::string shard;
+  bool sharded = false;  // --shard given (even empty)
+};
+
+// The objects, read and parsed once for every source.
+struct ObjectSet {
+  std::vector<std::unique_ptr<const BpfObject>> owned;
+  std::vector<const BpfObject*> objects;
+};
+
+// What every source is minimized with.
+struct TargetOptions {
+  MinimizeOptions minimize;  // --keep, --base
+  std::shared_ptr<const Btf> source_base;  // --btf-base, read once for every source
+  std::vector<std::string> explain;
+  bool verify = true;
+  bool elf = false;
+  bool skip_poisoned = false;
+  bool make_directories = false;  // create the output's directory (a batch's tree under -o DIR)
+};
+
+// What minimizing one source gave.
+struct TargetOutcome {
+  enum class State { Written, Skipped, Failed };
+  State state = State::Written;
+  std::string source;   // the source's name (archive:member for a member)
+  std::string report;   // --explain's lines
+  std::string summary;  // the line saying what was written, or why not
+  std::string note;     // written, but a relocation fails on this source (batches say so)
+  std::string error;    // Failed: the error line, without "btfslim: "
+  std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
 std::string where(const BpfObject& obj, const CoreRelocation& r) {
@@ -39,102 +95,446 @@ std::string reason_text(const std::vector<const BpfObject*>& objects, const Keep
 }
 
 void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObject*>& objects,
-             const std::string& name, OutputBuffer& out) {
+             const std::string& name, std::string& report) {
+  auto out = std::back_inserter(report);
   bool found = false;
   for (TypeId id = 1; id < src.end_id(); ++id) {
     const TypeView t = src.type(id);
     if (t.name_off() == 0 || src.str(t.name_off()) != name) continue;
     found = true;
-    out.print("[{}] {} '{}': ", id, kind_name(t.kind()), name);
+    fmt::format_to(out, "[{}] {} '{}': ", id, kind_name(t.kind()), name);
     if (!m.kept[id]) {
-      out.print("not kept: no relocation resolves against it\n");
+      fmt::format_to(out, "not kept: no relocation resolves against it\n");
       continue;
     }
-    out.print("{}\n", reason_text(objects, m.type_reasons.at(id)));
+    fmt::format_to(out, "{}\n", reason_text(objects, m.type_reasons.at(id)));
     if (t.kind() == Kind::Struct || t.kind() == Kind::Union) {
       const auto members = m.member_reasons.find(id);
       if (members == m.member_reasons.end()) {
-        out.print("  kept as a shell: name, size, no members\n");
+        fmt::format_to(out, "  kept as a shell: name, size, no members\n");
         continue;
       }
       for (const auto& [index, reason] : members->second) {
         const Member mm = t.member(index);
-        out.print("  member {} '{}' (bit {}): {}\n", index, name_or_anon(src, mm.name_off), t.member_bit_offset(mm),
-                  reason_text(objects, reason));
+        fmt::format_to(out, "  member {} '{}' (bit {}): {}\n", index, name_or_anon(src, mm.name_off),
+                       t.member_bit_offset(mm), reason_text(objects, reason));
       }
     }
   }
-  if (!found) out.print("{}: no type of that name in {}\n", name, src.name());
+  if (!found) fmt::format_to(out, "{}: no type of that name in {}\n", name, src.name());
 }
 
-void run_minimize(const MinimizeArgs& args) {
-  std::vector<std::unique_ptr<const BpfObject>> owned;
-  std::vector<const BpfObject*> objects;
-  for (const auto& path : args.objects) {
-    owned.push_back(BpfObject::open(path));
-    objects.push_back(owned.back().get());
-    if (!owned.back()->has_ext() || owned.back()->relocations().empty())
-      std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", path.c_str());
-  }
-  const auto source = load_btf(args.source, LoadOptions{args.source_base});
-  // The output must not be an input, however spelt: compared by device and inode where it exists.
-  if (args.output != "-") {
-    struct stat out_st {};
-    if (::stat(args.output.c_str(), &out_st) == 0) {
-      auto same = [&](const std::string& path) {
-        struct stat st {};
-        return ::stat(path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino;
-      };
-      for (const std::string& in : args.objects)
-        if (same(in)) fail(args.output, "is an input ({}): refusing to overwrite it", in);
-      if (same(source->name())) fail(args.output, "is the source BTF: refusing to overwrite it");
+// The relocations that would fail the load on the source: ambiguous ones, errors, and poisoned ones no
+// failing existence check guards (a guarded read is libbpf's intended idiom: the verifier never reaches
+// it, as `btfslim check --allow-missing` says).
+struct Failing {
+  std::size_t count = 0;
+  std::string first;
+};
+
+Failing failing_relocations(const std::vector<const BpfObject*>& objects,
+                            const std::vector<std::vector<CoreResult>>& results) {
+  Failing f;
+  for (std::size_t o = 0; o < objects.size(); ++o) {
+    const std::vector<bool> guarded = guarded_relocations(*objects[o], results[o]);
+    const auto relos = objects[o]->relocations();
+    for (std::size_t i = 0; i < relos.size(); ++i) {
+      const CoreResult& r = results[o][i];
+      if (r.status == CoreStatus::Ok || (r.status == CoreStatus::Poisoned && guarded[i])) continue;
+      if (f.count++ == 0)
+        f.first = fmt::format("{}: {}{}{}", where(*objects[o], relos[i]), status_name(r.status),
+                              r.reason.empty() ? "" : ": ", r.reason);
     }
   }
+  return f;
+}
+
+// The output must not be an input, however spelt: compared by device and inode where it exists.
+void refuse_overwriting_inputs(const std::string& output, const ObjectSet& objects, const std::string& source_file) {
+  if (output.empty() || output == "-") return;
+  struct stat out_st {};
+  if (::stat(output.c_str(), &out_st) != 0) return;
+  auto same = [&](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino;
+  };
+  for (const BpfObject* in : objects.objects)
+    if (same(in->path())) fail(output, "is an input ({}): refusing to overwrite it", in->path());
+  if (same(source_file)) fail(output, "is the source BTF: refusing to overwrite it");
+}
+
+// Whether libbpf takes the pointers of this BTF to be 4 bytes (its `long` is): the ELF class it is
+// written in then says so too.
+bool four_byte_pointers(const std::string& raw) {
+  std::unique_ptr<struct btf, void (*)(struct btf*)> b(btf__new(raw.data(), static_cast<__u32>(raw.size())), btf__free);
+  return b && btf__pointer_size(b.get()) == 4;
+}
+
+// Directories are made by one thread at a time: two sources may share a new one.
+std::mutex directories_mutex;
+
+// Minimizes one source for the objects: resolve every relocation on it, keep what they need, verify
+// the result resolves the same, and write it to `output` ("-": stdout, "": nowhere). `source_file` is
+// the file the source was read from (an archive, for a member), which `output` may not be. Throws
+// InputError for what cannot be done; nothing is written then.
+TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const std::string& source_file,
+                              const ObjectSet& objs, const TargetOptions& options, const std::string& output) {
+  const std::vector<const BpfObject*>& objects = objs.objects;
+  refuse_overwriting_inputs(output, objs, source_file);
+  TargetOutcome outcome;
+  outcome.source = source->name();
+  outcome.bytes_in = source->raw().size();
 
   // Resolve against the source once; the marks and the verification start from these results.
   const CoreTarget target = minimize_target(source);
   const CandidateIndex index(target, objects);
   std::vector<std::vector<CoreResult>> results;
-  std::size_t relocations = 0, failing = 0;
+  std::size_t relocations = 0, not_ok = 0;
   for (const BpfObject* obj : objects) {
     results.push_back(resolve_object(*obj, index));
     for (const CoreResult& r : results.back()) {
       ++relocations;
-      if (r.status != CoreStatus::Ok) ++failing;
+      if (r.status != CoreStatus::Ok) ++not_ok;
     }
   }
+  if (const Failing failing = failing_relocations(objects, results); failing.count > 0) {
+    const std::string what = fmt::format("{} relocation{} would fail to load on it (first: {})", failing.count,
+                                         failing.count == 1 ? "" : "s", failing.first);
+    if (options.skip_poisoned) {
+      outcome.state = TargetOutcome::State::Skipped;
+      outcome.summary = fmt::format("{}: skipped: {}\n", source->name(), what);
+      return outcome;
+    }
+    outcome.note = fmt::format("{}: {}; written all the same (--skip-poisoned skips such kernels)", source->name(), what);
+  }
 
-  MinimizeOptions options;
-  options.keep = args.keep;
-  if (!args.base.empty()) options.base = load_btf(args.base);
-  const Minimized m = minimize(*source, objects, results, options);
+  const Minimized m = minimize(*source, objects, results, options.minimize);
 
-  if (!args.no_verify) {
+  if (options.verify) {
     if (const std::string diff = verify_minimized(*source, m, objects, results); !diff.empty())
-      fail(args.output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
+      fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
            m.base ? " on " + m.base->name() : "", diff,
-           options.base ? " (split BTF cannot add members to a type its base has: give a base minimized for "
-                          "these objects too, or none)" : "");
+           options.minimize.base ? " (split BTF cannot add members to a type its base has: give a base minimized "
+                                   "for these objects too, or none)" : "");
   }
+  for (const std::string& name : options.explain) explain(*source, m, objects, name, outcome.report);
 
-  OutputBuffer report(args.output == "-" ? 2 : 1, args.output == "-" ? "stderr" : "stdout");
-  for (const std::string& name : args.explain) explain(*source, m, objects, name, report);
-  if (args.output == "-") {
-    report.flush();
-    OutputBuffer out;
-    out.write(m.bytes);
-    out.flush();
-  } else if (!args.output.empty()) {
-    write_file_atomically(args.output, m.bytes);
+  const std::string bytes =
+      options.elf ? btf_elf_object(m.bytes, {source->big_endian(), four_byte_pointers(m.bytes)}) : m.bytes;
+  if (!output.empty()) {
+    if (options.make_directories && output != "-") {
+      const std::scoped_lock lock(directories_mutex);
+      std::error_code ec;
+      fs::create_directories(fs::path(output).parent_path(), ec);
+      if (ec) fail(fs::path(output).parent_path().string(), "cannot create directory: {}", ec.message());
+    }
+    write_file_atomically(output, bytes);
   }
+  outcome.bytes_out = bytes.size();
   const double pct = source->raw().empty() ? 0.0 : 100.0 * static_cast<double>(m.bytes.size()) / static_cast<double>(source->raw().size());
-  report.print("{}: {}{} types, {} bytes ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
-               args.output.empty() ? "(not written)" : args.output == "-" ? "stdout" : args.output,
-               m.base ? "split on " + m.base->name() + ", " : "", m.types, with_commas(m.bytes.size()), pct,
-               source->name(), source->end_id() - source->first_id(), with_commas(source->raw().size()),
-               relocations, objects.size(), objects.size() == 1 ? "" : "s", args.no_verify ? "" : ", each resolving as on the source",
-               failing ? fmt::format(" ({} poisoned or failing on the source too)", failing) : "");
+  outcome.summary = fmt::format(
+      "{}: {}{} types, {} bytes{} ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
+      output.empty() ? "(not written)" : output == "-" ? "stdout" : output,
+      m.base ? "split on " + m.base->name() + ", " : "", m.types, with_commas(m.bytes.size()),
+      options.elf ? fmt::format(" of BTF in {} bytes of ELF", with_commas(bytes.size())) : "", pct, source->name(),
+      source->end_id() - source->first_id(), with_commas(source->raw().size()), relocations, objects.size(),
+      objects.size() == 1 ? "" : "s", options.verify ? ", each resolving as on the source" : "",
+      not_ok ? fmt::format(" ({} poisoned or failing on the source too)", not_ok) : "");
+  return outcome;
+}
+
+// ---- one source ----
+
+void run_single(const MinimizeArgs& args, const ObjectSet& objects, const TargetOptions& options) {
+  const auto source = load_btf(args.sources.empty() ? "" : args.sources.front(), LoadOptions{args.source_base});
+  const TargetOutcome outcome = minimize_source(source, source->name(), objects, options, args.output);
+  OutputBuffer report(args.output == "-" ? 2 : 1, args.output == "-" ? "stderr" : "stdout");
+  report.write(outcome.report);
+  report.write(outcome.summary);
   report.flush();
+}
+
+// ---- a batch ----
+
+// A file of a batch: one kernel, or an archive of them.
+struct Unit {
+  TargetFile file;
+  bool archive = false;
+};
+
+struct UnitResult {
+  std::vector<TargetOutcome> outcomes;  // in archive order for an archive
+};
+
+// "I/N" (1 <= I <= N): this run takes the sources whose place in the list, counted from 0, is I-1
+// modulo N.
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  std::size_t i = 0, n = 0;
+  const char* end = text.data() + text.size();
+  const auto [slash, e1] = std::from_chars(text.data(), end, i);
+  const bool ok = e1 == std::errc() && slash != end && *slash == '/' &&
+                  [&] {
+                    const auto [rest, e2] = std::from_chars(slash + 1, end, n);
+                    return e2 == std::errc() && rest == end;
+                  }() &&
+                  i >= 1 && i <= n;
+  if (!ok) fail("--shard", "'{}' is not I/N with 1 <= I <= N (e.g. 2/4: the second of four shards)", text);
+  return {i, n};
+}
+
+unsigned default_jobs() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Whether `inner` is `outer` or below it (both made absolute and normal).
+bool is_within(const fs::path& inner, const fs::path& outer) {
+  const fs::path a = fs::weakly_canonical(inner), b = fs::weakly_canonical(outer);
+  auto i = a.begin();
+  for (auto j = b.begin(); j != b.end(); ++j, ++i) {
+    if (j->empty()) continue;  // a trailing separator
+    if (i == a.end() || *i != *j) return false;
+  }
+  return true;
+}
+
+// Where an archive member's output goes: the archive's directory in the tree, then the member's path
+// in the archive. A member path that climbs out (absolute, or through ..) is refused.
+std::string member_output(const fs::path& dir, const TargetFile& archive, const std::string& member) {
+  const fs::path m = fs::path(member).lexically_normal();
+  if (m.empty() || m.is_absolute() || *m.begin() == ".." || m == ".")
+    fail(archive.path, "member {} would be written outside {}: refused", member, dir.string());
+  return (dir / fs::path(archive.relative).parent_path() / m).string();
+}
+
+class Batch {
+ public:
+  Batch(const MinimizeArgs& args, const ObjectSet& objects, const TargetOptions& options)
+      : args_(args), objects_(objects), options_(options), dir_(args.output) {}
+
+  void run();
+
+ private:
+  void plan();
+  UnitResult run_unit(const Unit& unit);
+  TargetOutcome run_one(const std::function<TargetOutcome()>& work, const std::string& name);
+  // Claims `output` for `source`; an output two sources would write is an error for the second.
+  void claim(const std::string& output, const std::string& source);
+
+  const MinimizeArgs& args_;
+  const ObjectSet& objects_;
+  const TargetOptions& options_;
+  fs::path dir_;
+  std::vector<Unit> units_;
+  std::size_t total_units_ = 0;  // before sharding
+  std::mutex claims_mutex_;
+  std::map<std::string, std::string> claims_;  // output -> source
+};
+
+void Batch::plan() {
+  std::size_t shard = 1, shards = 1;
+  if (args_.sharded) std::tie(shard, shards) = parse_shard(args_.shard);
+  if (args_.output == "-" || args_.output.empty())
+    fail("-o " + args_.output, "a batch of sources writes a directory of files: name it with -o DIR");
+  std::error_code ec;
+  if (fs::exists(dir_, ec) && !fs::is_directory(dir_, ec))
+    fail(args_.output, "is not a directory: with many sources, -o names the directory the outputs go under");
+  // Outputs inside a tree of sources would be taken for sources by the next run over that tree.
+  for (const std::string& s : args_.sources)
+    if (fs::is_directory(s, ec) && is_within(dir_, s))
+      fail(args_.output, "is inside {}, a directory of sources: a later run would read the outputs as sources", s);
+
+  std::vector<TargetFile> files = expand_target_files(
+      args_.sources.empty() ? std::vector<std::string>{std::string(kRunningVmlinux)} : args_.sources);
+  total_units_ = files.size();
+  // Every input by device and inode: no output may replace one, however spelt (an output is checked
+  // again, against its own source and the objects, just before it is written).
+  std::map<std::pair<dev_t, ino_t>, std::string> inputs;
+  auto note_input = [&](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) inputs.emplace(std::pair{st.st_dev, st.st_ino}, path);
+  };
+  for (const TargetFile& f : files) note_input(f.path);
+  for (const BpfObject* o : objects_.objects) note_input(o->path());
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    if (k % shards != shard - 1) continue;
+    const bool archive = is_archive_path(files[k].path);
+    // A file's output is known now; two sources that would write the same file are refused up front.
+    if (!archive) {
+      const std::string out = (dir_ / files[k].relative).string();
+      if (const auto it = claims_.find(out); it != claims_.end())
+        fail(out, "two sources would be written here: {} and {}", it->second, files[k].path);
+      claims_[out] = files[k].path;
+      struct stat st {};
+      if (::stat(out.c_str(), &st) == 0)
+        if (const auto it = inputs.find({st.st_dev, st.st_ino}); it != inputs.end())
+          fail(out, "is an input ({}): refusing to overwrite it", it->second);
+    }
+    units_.push_back({std::move(files[k]), archive});
+  }
+}
+
+void Batch::claim(const std::string& output, const std::string& source) {
+  const std::scoped_lock lock(claims_mutex_);
+  const auto [it, added] = claims_.emplace(output, source);
+  if (!added) fail(output, "two sources would be written here: {} and {}", it->second, source);
+}
+
+// Runs one source's work; what goes wrong is its error line, and the batch goes on.
+TargetOutcome Batch::run_one(const std::function<TargetOutcome()>& work, const std::string& name) {
+  TargetOutcome failed;
+  failed.state = TargetOutcome::State::Failed;
+  failed.source = name;
+  try {
+    return work();
+  } catch (const InputError& e) {
+    failed.error = e.what();
+  } catch (const std::bad_alloc&) {
+    failed.error = name + ": out of memory";
+  } catch (const std::exception& e) {
+    failed.error = name + ": internal error: " + e.what();
+  }
+  return failed;
+}
+
+UnitResult Batch::run_unit(const Unit& unit) {
+  UnitResult result;
+  if (!unit.archive) {
+    result.outcomes.push_back(run_one(
+        [&] {
+          const auto source = options_.source_base
+                                  ? load_btf_file(resolve_input(unit.file.path).path, options_.source_base)
+                                  : load_btf(unit.file.path);
+          return minimize_source(source, unit.file.path, objects_, options_, (dir_ / unit.file.relative).string());
+        },
+        unit.file.path));
+    return result;
+  }
+  // Each raw BTF member in turn (btfhub: one kernel per archive). A member that is not valid BTF, or
+  // an archive that cannot be read on, ends the archive: what was done before it stands.
+  const TargetOutcome archive_error = run_one(
+      [&] {
+        for_each_archive_btf(unit.file.path, options_.source_base, [&](const std::string& member, std::shared_ptr<const Btf> btf) {
+          result.outcomes.push_back(run_one(
+              [&] {
+                const std::string out = member_output(dir_, unit.file, member);
+                claim(out, btf->name());
+                return minimize_source(btf, unit.file.path, objects_, options_, out);
+              },
+              btf->name()));
+        });
+        return TargetOutcome{};
+      },
+      unit.file.path);
+  if (archive_error.state == TargetOutcome::State::Failed) result.outcomes.push_back(archive_error);
+  return result;
+}
+
+void Batch::run() {
+  plan();
+  const std::size_t n = units_.size();
+  const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(args_.jobs ? args_.jobs : default_jobs(), std::max<std::size_t>(n, 1)));
+
+  std::vector<UnitResult> results(n);
+  std::vector<char> finished(n, 0);
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t completed = 0;
+  std::string last;
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+      UnitResult r = run_unit(units_[i]);
+      const std::scoped_lock lock(mutex);
+      results[i] = std::move(r);
+      finished[i] = 1;
+      ++completed;
+      last = units_[i].file.relative;
+      changed.notify_one();
+    }
+  };
+
+  // Results are printed in input order as soon as they and all before them are in.
+  ProgressBar bar(n, "sources");
+  OutputBuffer out;
+  std::size_t written = 0, skipped = 0, failed = 0;
+  std::uint64_t bytes_in = 0, bytes_out = 0;
+  std::vector<std::string> skipped_names, failed_names;
+  auto print = [&](const UnitResult& r) {
+    for (const TargetOutcome& o : r.outcomes) {
+      out.write(o.report);
+      out.write(o.summary);
+      out.flush();
+      if (!o.note.empty()) std::fprintf(stderr, "btfslim: note: %s\n", o.note.c_str());
+      if (!o.error.empty()) std::fprintf(stderr, "%s%s\n", error_prefix().c_str(), o.error.c_str());
+      switch (o.state) {
+        case TargetOutcome::State::Written: ++written; break;
+        case TargetOutcome::State::Skipped: ++skipped; skipped_names.push_back(o.source); break;
+        case TargetOutcome::State::Failed: ++failed; failed_names.push_back(o.source); break;
+      }
+      bytes_in += o.bytes_in;
+      bytes_out += o.bytes_out;
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (unsigned j = 0; j < jobs; ++j) threads.emplace_back(worker);
+    std::size_t printed = 0, shown = 0;
+    std::unique_lock lock(mutex);
+    while (printed < n) {
+      changed.wait(lock, [&] { return finished[printed] || completed != shown; });
+      shown = completed;
+      const std::string current = last;
+      std::vector<UnitResult> ready;
+      for (; printed < n && finished[printed]; ++printed) ready.push_back(std::move(results[printed]));
+      lock.unlock();
+      if (!ready.empty()) bar.clear();
+      for (const UnitResult& r : ready) print(r);
+      bar.update(shown, current);
+      lock.lock();
+    }
+  }
+  bar.clear();
+
+  out.print("{} kernel{} written, {} skipped as poisoned, {} failed{}: {} bytes of BTF in, {} bytes out ({:.2f}%)\n",
+            written, written == 1 ? "" : "s", skipped, failed,
+            !args_.sharded ? "" : fmt::format(" (shard {}: {} of {} source files)", args_.shard, n, total_units_),
+            with_commas(bytes_in), with_commas(bytes_out), percent(static_cast<double>(bytes_out), static_cast<double>(bytes_in)));
+  for (const std::string& s : skipped_names) out.print("  skipped: {}\n", s);
+  for (const std::string& s : failed_names) out.print("  failed: {}\n", s);
+  out.flush();
+  if (failed) fail("", "{} of {} source{} not minimized (errors above)", failed, written + skipped + failed,
+                   written + skipped + failed == 1 ? "" : "s");
+}
+
+// Several sources, a directory or an archive, or a shard of them: a batch writing under -o DIR.
+bool is_batch(const MinimizeArgs& args) {
+  if (args.sources.size() > 1 || args.sharded) return true;
+  std::error_code ec;
+  return args.sources.size() == 1 && (fs::is_directory(args.sources[0], ec) || is_archive_path(args.sources[0]));
+}
+
+void run_minimize(const MinimizeArgs& args) {
+  ObjectSet objects;
+  for (const auto& path : args.objects) {
+    objects.owned.push_back(BpfObject::open(path));
+    objects.objects.push_back(objects.owned.back().get());
+    if (!objects.owned.back()->has_ext() || objects.owned.back()->relocations().empty())
+      std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", path.c_str());
+  }
+  TargetOptions options;
+  options.minimize.keep = args.keep;
+  if (!args.base.empty()) options.minimize.base = load_btf(args.base);
+  options.explain = args.explain;
+  options.verify = !args.no_verify;
+  options.elf = args.elf;
+  options.skip_poisoned = args.skip_poisoned;
+  if (!is_batch(args)) return run_single(args, objects, options);
+  if (!args.source_base.empty()) options.source_base = load_btf(args.source_base);
+  options.make_directories = true;
+  Batch(args, objects, options).run();
 }
 
 }  // namespace
@@ -144,9 +544,12 @@ void register_minimize(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "minimize", "write a BTF with only the types and members BPF objects' CO-RE relocations resolve against");
   cmd->add_option("objects", args->objects, "BPF object files (.bpf.o)")->required();
-  cmd->add_option("--btf", args->source,
-                  "the source BTF: a file (raw BTF, vmlinux), or 'vmlinux' (default: the running kernel)");
-  cmd->add_option("--output,-o", args->output, "where to write the minimized BTF ('-': standard output)")
+  cmd->add_option("--btf", args->sources,
+                  "the source BTF: a file (raw BTF, vmlinux), or 'vmlinux' (default: the running kernel); "
+                  "repeat, or name directories or .btf.tar.xz archives, for a batch written under -o DIR")
+      ->allow_extra_args(false);
+  cmd->add_option("--output,-o", args->output,
+                  "where to write the minimized BTF ('-': standard output); for a batch, the directory")
       ->required();
   cmd->add_option("--btf-base", args->source_base,
                   "the base the source continues, for a module's BTF in a .ko file or a split BTF file "
@@ -160,7 +563,18 @@ void register_minimize(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_flag("--no-verify", args->no_verify,
                 "do not resolve every relocation against the output before writing it");
-  cmd->callback([args] { run_minimize(*args); });
+  cmd->add_flag("--elf", args->elf, "write an ELF object with a .BTF section instead of raw BTF");
+  cmd->add_flag("--skip-poisoned", args->skip_poisoned,
+                "write nothing for a source on which a relocation would fail to load (not guarded by a failing "
+                "existence check)");
+  cmd->add_option("--jobs,-j", args->jobs, "minimize this many sources of a batch at once (default: one per CPU)")
+      ->check(CLI::PositiveNumber);
+  CLI::Option* shard = cmd->add_option(
+      "--shard", args->shard, "I/N: minimize only the I-th of N interleaved parts of the batch's sorted source files");
+  cmd->callback([args, shard] {
+    args->sharded = shard->count() > 0;
+    run_minimize(*args);
+  });
 }
 
 }  // namespace btfslim::cli
