@@ -7,7 +7,7 @@
 # a value to _btfslim_value. The cli tests (tests/e2e/test_cli.cc) fail until every option of
 # `btfslim __options` is offered here.
 
-_btfslim_commands="dump measure check minimize help"
+_btfslim_commands="dump measure check minimize dedup help"
 
 _btfslim_kind_names="int ptr array struct union enum fwd typedef volatile const restrict func func_proto var
 datasec float decl_tag type_tag enum64"
@@ -21,6 +21,7 @@ _btfslim_options() {
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --allow-missing --help -h" ;;
         minimize) echo "--btf --output -o --keep --explain --no-verify --help -h" ;;
+        dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         help) echo "--help -h" ;;
     esac
 }
@@ -67,6 +68,7 @@ _btfslim_value() {
         dump:--format | dump:-f) _btfslim_words "raw json c" ;;
         measure:--format | measure:-f) _btfslim_words "table csv json" ;;
         check:--format | check:-f) _btfslim_words "table json" ;;
+        dedup:--format | dedup:-f) _btfslim_words "table json" ;;
         measure:--by) _btfslim_words "default kind type prefix" ;;
         measure:--sort) _btfslim_words "own retained" ;;
         measure:--kernel-model) _btfslim_words "builtin module" ;;
@@ -74,6 +76,8 @@ _btfslim_value() {
         *:--base | *:-B | measure:--resident-base) _btfslim_btf_inputs ;;
         measure:--modules | check:--btf | minimize:--btf) _btfslim_btf_inputs ;;
         measure:--svg | minimize:--output | minimize:-o) _btfslim_files ;;
+        dedup:--output | dedup:-o) _btfslim_files ;;
+        dedup:--top | dedup:-n) ;;
         *:--id | *:--name | measure:--type | measure:--top | measure:-n) ;;  # free text: nothing to offer
         minimize:--keep | minimize:--explain) ;;                          # type names: likewise
         *) return 1 ;;
@@ -115,7 +119,7 @@ _btfslim() {
         return 0
     fi
     case $command in
-        dump | measure) _btfslim_btf_inputs ;;
+        dump | measure | dedup) _btfslim_btf_inputs ;;
         check | minimize) _btfslim_objects ;;
         help) ((cword == i + 1)) && _btfslim_words "$_btfslim_commands" ;;
     esac
