@@ -46,7 +46,7 @@ struct DedupResult {
   // they are split, holding only the split part.
   std::shared_ptr<const Btf> output;
   DedupSide before, after;
-  // Largest bytes_freed first; then most copies removed, kind, name.
+  // In no particular order until rank_duplicates.
   std::vector<DuplicatedType> duplicates;
 
   std::uint64_t removed_types() const { return before.types - after.types; }
@@ -57,13 +57,19 @@ struct DedupResult {
 // cannot be merged or libbpf fails, with libbpf's errno.
 DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs);
 
+// Puts the `top` largest duplicated types first, in order: largest bytes_freed first, then most copies
+// removed, kind, name. The rest follow in no particular order (all are ordered when `top` covers them):
+// a table shows ten of seventy thousand, and ordering them all would cost more than finding the ten.
+void rank_duplicates(std::vector<DuplicatedType>& duplicates, std::size_t top);
+
 struct DedupReportOptions {
   std::string output;  // what the output is called: a path, "-", or "" (--check: not written)
   std::size_t top = 10;  // rows of the largest duplicated types in the table (JSON lists them all)
   Format format = Format::Table;
 };
 
-// The report: inputs, output, per-kind counts and bytes before and after, the largest duplicated types.
+// The report: inputs, output, per-kind counts and bytes before and after, the largest duplicated types
+// (ranked: options.top of them for a table, all for JSON).
 void print_dedup(const std::vector<std::shared_ptr<const Btf>>& inputs, const DedupResult& result,
                  const DedupReportOptions& options, OutputBuffer& out);
 

@@ -54,12 +54,13 @@ void run_dedup(const DedupArgs& args) {
   const auto inputs = load_inputs(args);
   if (!args.output.empty()) refuse_overwriting_an_input(args.output, inputs);
 
-  const DedupResult result = dedup(inputs);
+  DedupResult result = dedup(inputs);
 
   DedupReportOptions options;
   options.output = args.output;
   options.top = args.top;
   options.format = args.format == "json" ? Format::Json : Format::Table;
+  rank_duplicates(result.duplicates, options.format == Format::Json ? result.duplicates.size() : options.top);
   // With the BTF on stdout, the report goes to stderr.
   OutputBuffer report(args.output == "-" ? 2 : 1, args.output == "-" ? "stderr" : "stdout");
   const auto raw = result.output->raw();

@@ -16,8 +16,10 @@
 //   the output's on the other. Dedup only ever keeps one copy of equal types, so for every kind and
 //   every name the output has at most as many as the inputs, and the difference is what dedup folded.
 //   Anonymous types (pointers, prototypes, modifiers, anonymous structs) have no name to group by; they
-//   appear only in the per-kind counts. When no type at all went (an already deduplicated vmlinux), the
-//   per-name pass is skipped.
+//   appear only in the per-kind counts. Names are grouped by sorting 16-byte records on a hash of the
+//   name and the kind (integers; names are compared only to confirm a group), not in a map: a quarter of
+//   a million types on each side must cost little next to btf__dedup itself. When no type at all went
+//   (an already deduplicated vmlinux), the per-name pass is skipped.
 //
 // libbpf's output is parsed again by our own reader before anything is reported or written: libbpf's
 // bytes are what is written, and the reader would refuse them if they were not valid BTF.
@@ -31,6 +33,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <tuple>
 
 namespace btfslim {
@@ -172,34 +175,47 @@ void dedup_or_fail(struct btf* btf, const std::vector<std::shared_ptr<const Btf>
        errno_text(err));
 }
 
-// A named type, for counting copies per (kind, name). Sorted by a hash of the name first, so that the
-// sort mostly compares integers; equal hashes fall back to the kind and the name itself.
+// A named type, for counting copies per (kind, name): 16 bytes, as there is one per named type on each
+// side (a quarter of a million for two vmlinux). The key holds a 39-bit hash of the name over the kind
+// over the record's bytes, so that sorting compares integers only and a group of one (kind, name) is a
+// run of equal key >> kBytesBits; a run that mixes names (a hash collision) is sorted by name.
 struct NamedRecord {
-  std::uint64_t hash;
+  static constexpr unsigned kBytesBits = 20;  // records are at most 12 + 12 x 65535 bytes, under 2^20
+  static constexpr unsigned kKindBits = 5;
+  std::uint64_t key;
   const char* name;
-  std::uint32_t length;
-  std::uint32_t bytes_and_kind;  // record bytes (at most 12 + 12 x 65535, under 2^24) << 8 | kind
 
-  std::string_view view() const { return {name, length}; }
-  Kind kind() const { return static_cast<Kind>(bytes_and_kind & 0xff); }
-  std::uint32_t bytes() const { return bytes_and_kind >> 8; }
+  std::uint64_t group() const { return key >> kBytesBits; }
+  Kind kind() const { return static_cast<Kind>(group() & ((1u << kKindBits) - 1)); }
+  std::uint32_t bytes() const { return static_cast<std::uint32_t>(key & ((1u << kBytesBits) - 1)); }
 };
 
-bool operator<(const NamedRecord& a, const NamedRecord& b) {
-  if (a.hash != b.hash) return a.hash < b.hash;
-  if (a.kind() != b.kind()) return a.kind() < b.kind();
-  return a.view() < b.view();
+bool same_name(const NamedRecord& a, const NamedRecord& b) {
+  return a.name == b.name || std::strcmp(a.name, b.name) == 0;
 }
-bool same_group(const NamedRecord& a, const NamedRecord& b) {
-  return a.hash == b.hash && a.kind() == b.kind() && a.view() == b.view();
+bool same_group(const NamedRecord& a, const NamedRecord& b) { return a.group() == b.group() && same_name(a, b); }
+bool by_kind_and_name(const NamedRecord& a, const NamedRecord& b) {
+  if (a.kind() != b.kind()) return a.kind() < b.kind();
+  return std::strcmp(a.name, b.name) < 0;
 }
 
-// FNV-1a over the NUL-terminated name, measuring it on the way.
+// A word at a time (names average some twenty bytes), mixed as splitmix64 does.
 NamedRecord named_record(const char* name, Kind kind, std::uint32_t bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
+  std::size_t n = std::strlen(name);
+  std::uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
   const char* p = name;
-  for (; *p; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 0x100000001b3ull;
-  return {h, name, static_cast<std::uint32_t>(p - name), bytes << 8 | static_cast<std::uint32_t>(kind)};
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
+  std::uint64_t tail = 0;
+  std::memcpy(&tail, p, n);
+  h = (h ^ tail) * 0x94d049bb133111ebull;
+  h ^= h >> 29;
+  constexpr unsigned low = NamedRecord::kKindBits + NamedRecord::kBytesBits;
+  return {(h >> low << low) | std::uint64_t{static_cast<std::uint8_t>(kind)} << NamedRecord::kBytesBits | bytes, name};
 }
 
 void tally(const Btf& btf, DedupSide& side, std::vector<NamedRecord>* names) {
@@ -218,37 +234,76 @@ void tally(const Btf& btf, DedupSide& side, std::vector<NamedRecord>* names) {
   side.header_bytes = side.total_bytes - side.record_bytes - side.string_bytes;
 }
 
-// Walks both sorted lists group by group and keeps the (kind, name)s with fewer copies after.
-std::vector<DuplicatedType> duplicated(std::vector<NamedRecord>& before, std::vector<NamedRecord>& after) {
-  std::sort(before.begin(), before.end());
-  std::sort(after.begin(), after.end());
-  std::vector<DuplicatedType> out;
+// Appends the (kind, name) groups of `before` with fewer copies in `after`; both sorted so that each
+// group is one run, in the same order on both sides (`less`).
+template <typename Less>
+void compare_groups(std::span<const NamedRecord> before, std::span<const NamedRecord> after, Less less,
+                    std::vector<DuplicatedType>& out) {
   std::size_t a = 0;
   for (std::size_t b = 0; b < before.size();) {
     const NamedRecord& group = before[b];
-    DuplicatedType d{group.kind(), group.view()};
-    std::uint64_t bytes_before = 0, bytes_after = 0, copies_after = 0;
+    std::uint64_t copies = 0, bytes_before = 0, copies_after = 0, bytes_after = 0;
     for (; b < before.size() && same_group(before[b], group); ++b) {
-      ++d.copies;
+      ++copies;
       bytes_before += before[b].bytes();
     }
-    while (a < after.size() && after[a] < group) ++a;
+    while (a < after.size() && less(after[a], group)) ++a;
     for (; a < after.size() && same_group(after[a], group); ++a) {
       ++copies_after;
       bytes_after += after[a].bytes();
     }
-    if (copies_after >= d.copies) continue;
-    d.removed = d.copies - copies_after;
-    d.bytes_freed = bytes_before - std::min(bytes_before, bytes_after);
-    out.push_back(d);
+    if (copies_after < copies)
+      out.push_back({group.kind(), group.name, copies, copies - copies_after,
+                     bytes_before - std::min(bytes_before, bytes_after)});
   }
-  std::sort(out.begin(), out.end(), [](const DuplicatedType& x, const DuplicatedType& y) {
-    return std::tie(y.bytes_freed, y.removed, x.kind, x.name) < std::tie(x.bytes_freed, x.removed, y.kind, y.name);
-  });
+}
+
+std::vector<DuplicatedType> duplicated(std::vector<NamedRecord>& before, std::vector<NamedRecord>& after) {
+  auto by_key = [](const NamedRecord& x, const NamedRecord& y) { return x.key < y.key; };
+  std::sort(before.begin(), before.end(), by_key);
+  std::sort(after.begin(), after.end(), by_key);
+  std::vector<DuplicatedType> out;
+  out.reserve(before.size() - std::min(before.size(), after.size()));  // each group listed removes a named copy
+  std::size_t a = 0;
+  for (std::size_t b = 0; b < before.size();) {
+    const std::uint64_t group = before[b].group();
+    std::size_t b_end = b;
+    bool one_name = true;
+    for (; b_end < before.size() && before[b_end].group() == group; ++b_end)
+      one_name = one_name && same_name(before[b_end], before[b]);
+    while (a < after.size() && after[a].group() < group) ++a;
+    std::size_t a_end = a;
+    for (; a_end < after.size() && after[a_end].group() == group; ++a_end)
+      one_name = one_name && same_name(after[a_end], before[b]);
+    const std::span<NamedRecord> run_before(before.data() + b, b_end - b), run_after(after.data() + a, a_end - a);
+    if (!one_name) {
+      // Names that collide in the hash: order the run by name.
+      std::sort(run_before.begin(), run_before.end(), by_kind_and_name);
+      std::sort(run_after.begin(), run_after.end(), by_kind_and_name);
+    }
+    compare_groups(run_before, run_after, by_kind_and_name, out);
+    b = b_end;
+    a = a_end;
+  }
   return out;
 }
 
 }  // namespace
+
+void rank_duplicates(std::vector<DuplicatedType>& duplicates, std::size_t top) {
+  auto larger = [](const DuplicatedType& x, const DuplicatedType& y) {
+    if (x.bytes_freed != y.bytes_freed) return x.bytes_freed > y.bytes_freed;
+    if (x.removed != y.removed) return x.removed > y.removed;
+    if (x.kind != y.kind) return x.kind < y.kind;
+    return x.name < y.name;
+  };
+  if (top >= duplicates.size()) {
+    std::sort(duplicates.begin(), duplicates.end(), larger);
+    return;
+  }
+  std::nth_element(duplicates.begin(), duplicates.begin() + static_cast<std::ptrdiff_t>(top), duplicates.end(), larger);
+  std::sort(duplicates.begin(), duplicates.begin() + static_cast<std::ptrdiff_t>(top), larger);
+}
 
 DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs) {
   if (inputs.empty()) fail("dedup", "no input");
