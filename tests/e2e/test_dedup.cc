@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -211,6 +212,16 @@ std::uint32_t string_section_size(const std::string& raw) {
 }
 
 std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
+
+// BTF_KIND_* of bpftool's kind name ("STRUCT"), as the JSON report spells kinds.
+std::optional<int> parse_kind_number(const std::string& name) {
+  static const char* const names[] = {"UNKNOWN", "INT",      "PTR",   "ARRAY",      "STRUCT", "UNION",   "ENUM",
+                                      "FWD",     "TYPEDEF",  "VOLATILE", "CONST",   "RESTRICT", "FUNC", "FUNC_PROTO",
+                                      "VAR",     "DATASEC",  "FLOAT", "DECL_TAG",   "TYPE_TAG", "ENUM64"};
+  for (int k = 0; k < static_cast<int>(sizeof names / sizeof *names); ++k)
+    if (name == names[k]) return k;
+  return std::nullopt;
+}
 
 // Named (kind, name) pairs of a BTF, as libbpf reads it (own types only for split BTF).
 std::multiset<std::string> named_types(const struct btf* b) {
@@ -520,6 +531,72 @@ TEST_CASE("dedup keeps split inputs split on their base", "[dedup]") {
     CHECK_THAT(r.err, Contains("is the base"));
     CHECK(read_file(base) == before);
   }
+}
+
+// Kernel modules as the kernel build makes their BTF: gcc -g, then pahole -J on the running vmlinux
+// (split BTF), then a .modinfo section, which is what makes btfslim read an ELF file as a module.
+std::string build_module(const TempDir& dir, const std::string& name) {
+  std::string source =
+      "struct list_head { struct list_head *next, *prev; };\n"
+      "struct shared_thing { int a; long b; struct list_head link; };\n"
+      "struct NAME_state { struct shared_thing t; unsigned int flags; };\n"
+      "struct NAME_state NAME_var;\n"
+      "int NAME_fn(struct NAME_state *s) { return s->t.a + (int)s->flags; }\n";
+  for (std::size_t at; (at = source.find("NAME")) != std::string::npos;) source.replace(at, 4, name);
+  const std::string c = dir.file(name + ".c"), ko = dir.file(name + ".ko");
+  write_file(c, source);
+  const char* cc = std::getenv("BTFSLIM_TEST_CC");
+  for (const std::vector<std::string>& step :
+       {std::vector<std::string>{cc ? cc : "cc", "-g", "-O0", "-c", c, "-o", ko},
+        std::vector<std::string>{"pahole", "-J", "--btf_base", running_vmlinux(), ko},
+        std::vector<std::string>{"objcopy", "--add-section", ".modinfo=/dev/null", ko}}) {
+    const RunResult r = run(step);
+    INFO(step.front() << ": " << r.out << r.err);
+    REQUIRE(r.status == 0);
+  }
+  return ko;
+}
+
+TEST_CASE("dedup merges modules split on the running vmlinux into one split BTF", "[dedup]") {
+  const std::string vmlinux = running_vmlinux();
+  if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux on this machine: no modules are built on it");
+  TempDir dir;
+  const std::string a = build_module(dir, "mod_a"), b = build_module(dir, "mod_b"), out = dir.file("mods.btf");
+  const json r = dedup_json({a, b, "-o", out});
+  CHECK(r["split"] == true);
+  CHECK(r["base"] == vmlinux);
+  // pahole already folded list_head into vmlinux's; the modules share struct shared_thing (and whatever
+  // else this compiler describes the same in both).
+  BtfPtr base(btf__parse(vmlinux.c_str(), nullptr));
+  BtfPtr ma(btf__parse_split(a.c_str(), base.get())), mb(btf__parse_split(b.c_str(), base.get()));
+  BtfPtr merged(btf__parse_split(out.c_str(), base.get()));
+  REQUIRE((ma && mb && merged));
+  const __u32 base_types = btf__type_cnt(base.get());
+  CHECK(r["before"]["count"] == btf__type_cnt(ma.get()) + btf__type_cnt(mb.get()) - 2 * base_types);
+  CHECK(r["after"]["count"] == btf__type_cnt(merged.get()) - base_types);
+  CHECK(r["removed"]["count"] >= 1);
+  const auto dups = duplicates_of(r);
+  CHECK(dups.at("STRUCT shared_thing") == std::tuple<int, int, int>{2, 1, struct_bytes(3)});
+  const std::multiset<std::string> in_a = named_types(ma.get()), in_b = named_types(mb.get());
+  for (const json& d : r["duplicates"]) {
+    const std::string key = std::to_string(*parse_kind_number(d["kind"].get<std::string>())) + " " + d["name"].get<std::string>();
+    INFO(d.dump());
+    CHECK((in_a.count(key) == 1 && in_b.count(key) == 1));
+  }
+  // bpftool reads the split output on vmlinux, as our reader does.
+  const std::string dump = bpftool({"-B", vmlinux, "btf", "dump", "file", out});
+  CHECK(static_cast<std::uint64_t>(std::count(dump.begin(), dump.end(), '[')) == r["after"]["count"].get<std::uint64_t>());
+  CHECK(dump == ours({"dump", out, "--base", vmlinux}));
+  CHECK(dump.find("STRUCT 'shared_thing' size=32 vlen=3") != std::string::npos);
+  CHECK(dump.find("STRUCT 'shared_thing'") == dump.rfind("STRUCT 'shared_thing'"));
+
+  // A module and a standalone BTF are not merged.
+  const std::string standalone = dir.file("x.btf");
+  write_file(standalone, merge_x_btf());
+  const RunResult mixed = btfslim({"dedup", a, standalone, "--check"});
+  INFO(mixed.err);
+  CHECK(mixed.status == 2);
+  CHECK_THAT(mixed.err, Contains(standalone + ": is standalone BTF while " + a + " is split"));
 }
 
 // ---- --check ----
