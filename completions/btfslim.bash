@@ -20,7 +20,7 @@ _btfslim_options() {
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --allow-missing --help -h" ;;
-        minimize) echo "--btf --output -o --keep --explain --no-verify --help -h" ;;
+        minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         help) echo "--help -h" ;;
     esac
@@ -74,7 +74,7 @@ _btfslim_value() {
         measure:--kernel-model) _btfslim_words "builtin module" ;;
         *:--kind | measure:--without) _btfslim_kinds ;;
         *:--base | *:-B | measure:--resident-base) _btfslim_btf_inputs ;;
-        measure:--modules | check:--btf | minimize:--btf) _btfslim_btf_inputs ;;
+        measure:--modules | check:--btf | minimize:--btf | minimize:--btf-base) _btfslim_btf_inputs ;;
         measure:--svg | minimize:--output | minimize:-o) _btfslim_files ;;
         dedup:--output | dedup:-o) _btfslim_files ;;
         dedup:--top | dedup:-n) ;;

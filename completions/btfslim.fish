@@ -75,6 +75,8 @@ complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d '
 # minimize: BPF objects, from a source BTF.
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -k -a '(__fish_complete_suffix .o)'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf -r -a '(__btfslim_kernel_btf)' -d 'source BTF (default: the running kernel\'s)'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf-base -r -a '(__btfslim_kernel_btf)' -d 'the base the source continues (a .ko\'s vmlinux)'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'write split BTF on this base'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s o -l output -r -F -d 'where to write the BTF (-: stdout)'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l keep -x -d 'also keep this type with all its members'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l explain -x -d 'say why a type is kept'

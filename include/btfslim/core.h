@@ -112,7 +112,8 @@ class BpfObject {
 
 // The BTF relocations resolve against: a kernel's vmlinux BTF, and module BTFs split on it that libbpf
 // searches only for types vmlinux lacks (as it does on a live kernel; with btf_custom_path it searches
-// no modules).
+// no modules). A split main BTF is searched whole, base and own types: the rest of a kernel's types,
+// split off onto a base.
 class CoreTarget {
  public:
   explicit CoreTarget(std::shared_ptr<const Btf> main, std::vector<std::shared_ptr<const Btf>> modules = {});

@@ -14,7 +14,9 @@ namespace btfslim {
 
 struct MinimizeOptions {
   std::vector<std::string> keep;  // type names kept with all their members
-  std::shared_ptr<const Btf> base;  // emit split BTF on this base (only what it lacks)
+  // Emit split BTF on this base: only the types it lacks. Unset: standalone BTF for a standalone
+  // source, and split BTF on its own base for a split source (a module).
+  std::shared_ptr<const Btf> base;
 };
 
 // Why a type or member is kept: the first relocation that needed it.
@@ -25,6 +27,7 @@ struct KeepReason {
 
 struct Minimized {
   std::string bytes;  // the raw BTF written, in the source's byte order
+  std::shared_ptr<const Btf> base;  // what `bytes` is split on; null: standalone
   std::uint32_t types = 0;  // types in it (own types, for split output)
   // Only kept types have entries (a vmlinux has 126k types; a minimized one a few hundred).
   std::unordered_map<TypeId, KeepReason> type_reasons;
@@ -33,15 +36,22 @@ struct Minimized {
   std::vector<bool> kept;  // per source type id
   std::vector<bool> named;    // kept with its name (else: a struct or union written anonymous)
   std::vector<bool> pointee;  // a pointer written with its target (else: void *)
+
+  // `bytes` read back (on `base` when split), named `name` in errors.
+  std::shared_ptr<const Btf> parse(const std::string& name) const;
 };
+
+// The CO-RE target a BTF is when minimized or verified: a split BTF (a module) is searched as libbpf
+// searches modules, after its base.
+CoreTarget minimize_target(const std::shared_ptr<const Btf>& btf);
 
 // `results[i]` are objects[i]'s relocations resolved against `source`.
 Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
                    const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options);
 
-// Resolves every object against `minimized` and compares with `expected` (against the source): the
-// first difference, described, or "".
-std::string verify_minimized(const Btf& source, const Btf& minimized, const std::vector<const BpfObject*>& objects,
+// Resolves every object against `minimized` (on its base when split) and compares with `expected`
+// (against the source's minimize_target): the first difference, described, or "".
+std::string verify_minimized(const Btf& source, const Minimized& minimized, const std::vector<const BpfObject*>& objects,
                              const std::vector<std::vector<CoreResult>>& expected);
 
 }  // namespace btfslim

@@ -18,6 +18,8 @@ struct MinimizeArgs {
   std::vector<std::string> objects;
   std::string source;
   std::string output;
+  std::string source_base;
+  std::string base;
   std::vector<std::string> keep;
   std::vector<std::string> explain;
   bool no_verify = false;
@@ -74,7 +76,7 @@ void run_minimize(const MinimizeArgs& args) {
     if (!owned.back()->has_ext() || owned.back()->relocations().empty())
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", path.c_str());
   }
-  const auto source = load_btf(args.source);
+  const auto source = load_btf(args.source, LoadOptions{args.source_base});
   // The output must not be an input, however spelt: compared by device and inode where it exists.
   if (args.output != "-") {
     struct stat out_st {};
@@ -90,7 +92,7 @@ void run_minimize(const MinimizeArgs& args) {
   }
 
   // Resolve against the source once; the marks and the verification start from these results.
-  const CoreTarget target(source);
+  const CoreTarget target = minimize_target(source);
   const CandidateIndex index(target, objects);
   std::vector<std::vector<CoreResult>> results;
   std::size_t relocations = 0, failing = 0;
@@ -104,15 +106,15 @@ void run_minimize(const MinimizeArgs& args) {
 
   MinimizeOptions options;
   options.keep = args.keep;
+  if (!args.base.empty()) options.base = load_btf(args.base);
   const Minimized m = minimize(*source, objects, results, options);
 
   if (!args.no_verify) {
-    auto owner = std::make_shared<std::string>(m.bytes);
-    const auto out_btf = Btf::parse(args.output.empty() ? "output" : args.output, owner,
-                                    std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(owner->data()),
-                                                                  owner->size()));
-    if (const std::string diff = verify_minimized(*source, *out_btf, objects, results); !diff.empty())
-      fail(args.output, "not written: a relocation resolves differently on the minimized BTF: {}", diff);
+    if (const std::string diff = verify_minimized(*source, m, objects, results); !diff.empty())
+      fail(args.output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
+           m.base ? " on " + m.base->name() : "", diff,
+           options.base ? " (split BTF cannot add members to a type its base has: give a base minimized for "
+                          "these objects too, or none)" : "");
   }
 
   OutputBuffer report(args.output == "-" ? 2 : 1, args.output == "-" ? "stderr" : "stdout");
@@ -126,9 +128,10 @@ void run_minimize(const MinimizeArgs& args) {
     write_file_atomically(args.output, m.bytes);
   }
   const double pct = source->raw().empty() ? 0.0 : 100.0 * static_cast<double>(m.bytes.size()) / static_cast<double>(source->raw().size());
-  report.print("{}: {} types, {} bytes ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
-               args.output.empty() ? "(not written)" : args.output == "-" ? "stdout" : args.output, m.types,
-               with_commas(m.bytes.size()), pct, source->name(), source->end_id() - 1, with_commas(source->raw().size()),
+  report.print("{}: {}{} types, {} bytes ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
+               args.output.empty() ? "(not written)" : args.output == "-" ? "stdout" : args.output,
+               m.base ? "split on " + m.base->name() + ", " : "", m.types, with_commas(m.bytes.size()), pct,
+               source->name(), source->end_id() - source->first_id(), with_commas(source->raw().size()),
                relocations, objects.size(), objects.size() == 1 ? "" : "s", args.no_verify ? "" : ", each resolving as on the source",
                failing ? fmt::format(" ({} poisoned or failing on the source too)", failing) : "");
   report.flush();
@@ -145,6 +148,12 @@ void register_minimize(CLI::App& app) {
                   "the source BTF: a file (raw BTF, vmlinux), or 'vmlinux' (default: the running kernel)");
   cmd->add_option("--output,-o", args->output, "where to write the minimized BTF ('-': standard output)")
       ->required();
+  cmd->add_option("--btf-base", args->source_base,
+                  "the base the source continues, for a module's BTF in a .ko file or a split BTF file "
+                  "(automatic for a module under /sys/kernel/btf)");
+  cmd->add_option("--base,-B", args->base,
+                  "write split BTF on this base with only the types it lacks (default: standalone BTF, or a "
+                  "module's own base for a module's BTF)");
   cmd->add_option("--keep", args->keep, "also keep this type with all its members (repeat for more)")
       ->allow_extra_args(false);
   cmd->add_option("--explain", args->explain, "say why a type and its members are kept (repeat for more)")

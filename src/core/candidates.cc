@@ -94,8 +94,10 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
     else pairs[pair_of(slot.name) / 64] |= std::uint64_t{1} << (pair_of(slot.name) % 64);
   }
 
+  // A split main BTF is one BTF with its base (the rest of a kernel's types, split off): searched
+  // whole. A module is searched for its own types.
   auto scan = [&](const Btf& btf, bool module) {
-    for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    for (TypeId id = module ? btf.first_id() : 1; id < btf.end_id(); ++id) {
       const TypeView t = btf.type(id);
       if (!(kinds >> static_cast<unsigned>(t.kind()) & 1) || t.name_off() == 0) continue;
       const char* raw = btf.c_str(t.name_off());

@@ -23,6 +23,9 @@
 #include <bpf/btf.h>
 #include <fmt/format.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -58,16 +61,16 @@ class Marker {
   // Candidates are found by name; a struct reached only as a member's type or a path's container is
   // compared by kind alone, and is written without its name.
   void named(TypeId id) {
-    if (id != 0 && id >= src_.first_id()) out_.named[id] = true;
+    if (id != 0) out_.named[id] = true;
   }
   // Type compatibility and TYPE_MATCHES look through pointers; field compatibility does not, so a
   // pointer only a field needs is written as `void *`.
   void pointee(TypeId ptr) {
-    if (ptr != 0 && ptr >= src_.first_id()) out_.pointee[ptr] = true;
+    if (ptr != 0) out_.pointee[ptr] = true;
   }
 
   void type(TypeId id) {
-    if (id == 0 || id < src_.first_id()) return;
+    if (id == 0) return;
     if (!out_.kept[id]) {
       out_.kept[id] = true;
       out_.type_reasons[id] = reason_;
@@ -219,14 +222,15 @@ class Marker {
   std::unordered_set<TypeId> match_seen_[2];  // by behind_ptr
 };
 
-// A raw BTF being written in host byte order: types appended, strings deduplicated.
+// A raw BTF being written in host byte order: types appended, strings deduplicated. Split BTF
+// continues its base's string offsets, so its own strings start at `string_base`.
 class RawWriter {
  public:
-  RawWriter() { strings_.push_back('\0'); }
+  explicit RawWriter(std::uint32_t string_base = 0) : string_base_(string_base) { strings_.push_back('\0'); }
 
   std::uint32_t str(std::string_view s) {
     if (s.empty()) return 0;
-    auto [it, inserted] = offsets_.try_emplace(s, static_cast<std::uint32_t>(strings_.size()));
+    auto [it, inserted] = offsets_.try_emplace(s, string_base_ + static_cast<std::uint32_t>(strings_.size()));
     if (inserted) {
       strings_.append(s);
       strings_.push_back('\0');
@@ -252,6 +256,7 @@ class RawWriter {
   }
 
  private:
+  std::uint32_t string_base_;
   std::string types_, strings_;
   std::unordered_map<std::string_view, std::uint32_t> offsets_;  // views into the source's strings
 };
@@ -296,7 +301,7 @@ std::uint32_t pointer_size_type(const Btf& src) {
       "long",          "long int",          "int long",          "unsigned long",
       "long unsigned", "unsigned long int", "unsigned int long", "long unsigned int",
       "long int unsigned", "int unsigned long", "int long unsigned"};
-  for (TypeId id = src.first_id(); id < src.end_id(); ++id) {
+  for (TypeId id = 1; id < src.end_id(); ++id) {
     const TypeView t = src.type(id);
     if (t.kind() != Kind::Int || (t.size() != 4 && t.size() != 8)) continue;
     const std::string_view name = src.str(t.name_off());
@@ -306,13 +311,16 @@ std::uint32_t pointer_size_type(const Btf& src) {
   return 0;
 }
 
-// Writes the marked types of `src` in source order.
-std::string write_marked(const Btf& src, const Minimized& m, std::uint32_t& count) {
+// Writes the marked types of `src` from id `cut` on, in source order, numbered from `cut`: a split BTF
+// on a base that has the source's types below `cut` (references to them stay as they are), or, with
+// `cut` 1, a standalone BTF. `string_base`: the base's string bytes.
+std::string write_marked(const Btf& src, const Minimized& m, TypeId cut, std::uint32_t string_base,
+                         std::uint32_t& count) {
   std::vector<TypeId> kept_ids;
-  for (TypeId id = src.first_id(); id < src.end_id(); ++id)
+  for (TypeId id = cut; id < src.end_id(); ++id)
     if (m.kept[id]) kept_ids.push_back(id);
   std::unordered_map<TypeId, TypeId> new_id;
-  TypeId next = 1;
+  TypeId next = cut;
   for (const TypeId id : kept_ids) new_id[id] = next++;
   // Anonymous struct shells standing in for structs and unions that are only a field's type, one per
   // size, numbered after the kept types in the order they are first needed.
@@ -321,8 +329,9 @@ std::string write_marked(const Btf& src, const Minimized& m, std::uint32_t& coun
   // A reference, past typedefs and modifiers: to the kept type, or a shell, or void (a pointer's target
   // that nothing needs).
   auto ref = [&](TypeId id, bool pointee = false) -> TypeId {
+    if (id < cut) return id;  // the base's, as it is
     const TypeId r = resolve(src, id);
-    if (r == 0) return 0;
+    if (r < cut) return r;
     if (m.kept[r]) return new_id.at(r);
     const TypeView t = src.type(r);
     if (pointee || (t.kind() != Kind::Struct && t.kind() != Kind::Union)) return 0;
@@ -335,7 +344,7 @@ std::string write_marked(const Btf& src, const Minimized& m, std::uint32_t& coun
   };
 
   static const std::vector<std::pair<std::uint32_t, KeepReason>> kNone;
-  RawWriter w;
+  RawWriter w(string_base);
   for (const TypeId id : kept_ids) {
     const auto found = m.member_reasons.find(id);
     const auto& kept_members = found == m.member_reasons.end() ? kNone : found->second;
@@ -431,17 +440,60 @@ std::string write_marked(const Btf& src, const Minimized& m, std::uint32_t& coun
     w.u32(static_cast<std::uint32_t>(Kind::Struct) << 24);
     w.u32(size);
   }
-  count = next - 1;
+  count = next - cut;
   return w.finish();
 }
 
 using LibbpfPtr = std::unique_ptr<struct btf, void (*)(struct btf*)>;
 
+LibbpfPtr libbpf_btf(struct btf* btf) { return LibbpfPtr(btf, btf__free); }
+
+// libbpf's copy of raw BTF bytes (in either byte order): for the output's base and for what we wrote.
+LibbpfPtr libbpf_parse(const Btf& owner_of_errors, std::span<const std::uint8_t> raw, const char* what) {
+  LibbpfPtr btf = libbpf_btf(btf__new(raw.data(), static_cast<__u32>(raw.size())));
+  if (!btf) fail(owner_of_errors.name(), "internal error: libbpf rejects {} ({})", what, std::strerror(errno));
+  return btf;
+}
+
+// libbpf 1.1.2 exports no btf__new_split: split BTF bytes reach it as a file, here one in memory.
+LibbpfPtr libbpf_parse_split(const Btf& source, const std::string& raw, struct btf* base) {
+  const int fd = ::memfd_create("btfslim-split", MFD_CLOEXEC);
+  if (fd < 0) fail(source.name(), "cannot create an in-memory file for the split BTF: {}", std::strerror(errno));
+  const std::unique_ptr<int, void (*)(int*)> close_fd(new int(fd), [](int* f) { ::close(*f); delete f; });
+  for (std::size_t done = 0; done < raw.size();) {
+    const ssize_t n = ::write(fd, raw.data() + done, raw.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(source.name(), "cannot write the split BTF to memory: {}", std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+  const std::string path = fmt::format("/proc/self/fd/{}", fd);
+  LibbpfPtr btf = libbpf_btf(btf__parse_raw_split(path.c_str(), base));
+  if (!btf)
+    fail(source.name(), "internal error: libbpf rejects the minimized split BTF ({})", std::strerror(errno));
+  return btf;
+}
+
+bool same_bytes(const Btf& a, const Btf& b) {
+  return a.raw().size() == b.raw().size() && std::memcmp(a.raw().data(), b.raw().data(), a.raw().size()) == 0;
+}
+
 }  // namespace
+
+CoreTarget minimize_target(const std::shared_ptr<const Btf>& btf) {
+  // A module's split BTF is searched as libbpf searches modules: its base first.
+  if (btf->is_split()) return CoreTarget(btf->base_shared(), {btf});
+  return CoreTarget(btf);
+}
+
+std::shared_ptr<const Btf> Minimized::parse(const std::string& name) const {
+  auto owner = std::make_shared<std::string>(bytes);
+  return Btf::parse(name, owner,
+                    std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size()),
+                    base);
+}
 
 Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
                    const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options) {
-  if (source.is_split()) fail(source.name(), "minimizing split BTF is not supported yet: minimize its base");
   Minimized out;
   Marker mark(source, out);
   for (std::size_t o = 0; o < objects.size(); ++o) {
@@ -455,7 +507,7 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
   // libbpf sizes pointers by the first INT named like "long", and by the host's pointer size (8 on the
   // 64-bit hosts that load BPF) where there is none: a 4-byte long is kept where a pointer is.
   bool any_pointer = false;
-  for (TypeId id = source.first_id(); id < source.end_id() && !any_pointer; ++id)
+  for (TypeId id = 1; id < source.end_id() && !any_pointer; ++id)
     any_pointer = out.kept[id] && source.type(id).kind() == Kind::Ptr;
   if (const TypeId long_id = pointer_size_type(source); long_id && any_pointer && source.type(long_id).size() != 8) {
     mark.type(long_id);
@@ -463,7 +515,7 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
   }
   for (const std::string& name : options.keep) {
     bool found = false;
-    for (TypeId id = source.first_id(); id < source.end_id(); ++id) {
+    for (TypeId id = 1; id < source.end_id(); ++id) {
       const TypeView t = source.type(id);
       if (t.name_off() == 0 || source.str(t.name_off()) != name) continue;
       if (t.kind() == Kind::Func || t.kind() == Kind::Var || t.kind() == Kind::DeclTag || t.kind() == Kind::Datasec)
@@ -474,13 +526,47 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
     if (!found) fail(source.name(), "--keep {}: no such type", name);
   }
 
-  std::uint32_t count = 0;
-  const std::string raw = write_marked(source, out, count);
+  // Where the output goes: standalone; split on the source's own base (a module: what the base has is
+  // referenced as it is, only the module's types are written); or split on another base, onto which
+  // the standalone result is appended and deduplicated, so that what the base has is dropped.
+  out.base = options.base ? options.base : source.base_shared();
+  TypeId cut = 1;
+  if (out.base) {
+    if (out.base->big_endian() != source.big_endian())
+      fail(out.base->name(), "is {}-endian and {} is not: a split BTF has its base's byte order",
+           out.base->big_endian() ? "big" : "little", source.name());
+    if (source.is_split() && same_bytes(*out.base, *source.base()))
+      cut = source.first_id();
+    else if (!source.is_split() && same_bytes(*out.base, source))
+      cut = source.end_id();  // the base is the source: it has everything
+  }
 
-  // libbpf parses what we wrote (a check of its own), folds duplicates, and writes it back in the
-  // source's byte order.
-  LibbpfPtr btf(btf__new(raw.data(), static_cast<__u32>(raw.size())), btf__free);
-  if (!btf) fail(source.name(), "internal error: libbpf rejects the minimized BTF ({})", std::strerror(errno));
+  std::uint32_t count = 0;
+  const std::uint32_t string_base = cut > 1 ? out.base->string_end() : 0;
+  const std::string raw = write_marked(source, out, cut, string_base, count);
+
+  // libbpf parses what we wrote (a check of its own), folds duplicates (on a base: also into the
+  // base's types), and writes it back in the source's byte order.
+  LibbpfPtr base_btf = libbpf_btf(nullptr);
+  if (out.base) base_btf = libbpf_parse(*out.base, out.base->raw(), "the base BTF");
+  LibbpfPtr btf = libbpf_btf(nullptr);
+  if (cut > 1) {
+    btf = libbpf_parse_split(source, raw, base_btf.get());
+  } else {
+    btf = libbpf_parse(source, std::span(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size()),
+                       "the minimized BTF");
+    if (out.base) {
+      // Deduplicated alone first: libbpf maps a base type to one copy in the split part, so two equal
+      // copies (two `void *`) would keep a struct using both from matching the base's.
+      if (btf__dedup(btf.get(), nullptr) != 0)
+        fail(source.name(), "internal error: libbpf cannot deduplicate the minimized BTF ({})", std::strerror(errno));
+      LibbpfPtr split = libbpf_btf(btf__new_empty_split(base_btf.get()));
+      if (!split || btf__add_btf(split.get(), btf.get()) < 0)
+        fail(source.name(), "internal error: libbpf cannot append the minimized types to {} ({})", out.base->name(),
+             std::strerror(errno));
+      btf = std::move(split);
+    }
+  }
   if (btf__dedup(btf.get(), nullptr) != 0)
     fail(source.name(), "internal error: libbpf cannot deduplicate the minimized BTF ({})", std::strerror(errno));
   if (source.big_endian()) btf__set_endianness(btf.get(), BTF_BIG_ENDIAN);
@@ -488,13 +574,16 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
   const void* data = btf__raw_data(btf.get(), &size);
   if (!data) fail(source.name(), "internal error: libbpf cannot write the minimized BTF");
   out.bytes.assign(static_cast<const char*>(data), size);
-  out.types = btf__type_cnt(btf.get()) - 1;
+  out.types = btf__type_cnt(btf.get()) - (out.base ? btf__type_cnt(base_btf.get()) : 1);
   return out;
 }
 
-std::string verify_minimized(const Btf& source, const Btf& minimized, const std::vector<const BpfObject*>& objects,
+std::string verify_minimized(const Btf& source, const Minimized& minimized, const std::vector<const BpfObject*>& objects,
                              const std::vector<std::vector<CoreResult>>& expected) {
-  const CoreTarget target(std::shared_ptr<const Btf>(&minimized, [](const Btf*) {}));
+  // The output is searched as the source is: a module's after its base; the rest of a kernel's types,
+  // split off onto a base, together with that base.
+  const std::shared_ptr<const Btf> out = minimized.parse("the minimized BTF");
+  const CoreTarget target = source.is_split() ? CoreTarget(out->base_shared(), {out}) : CoreTarget(out);
   const CandidateIndex index(target, objects);
   for (std::size_t o = 0; o < objects.size(); ++o) {
     const auto got = resolve_object(*objects[o], index);
@@ -506,8 +595,8 @@ std::string verify_minimized(const Btf& source, const Btf& minimized, const std:
       if (same && a.status == CoreStatus::Ok) {
         if (relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget) && a.value != 0 && b.value != 0) {
           // Ids differ by design: the types must be the same kind and name.
-          const TypeView ta = source.type(static_cast<TypeId>(a.value)), tb = minimized.type(static_cast<TypeId>(b.value));
-          same = ta.kind() == tb.kind() && source.str(ta.name_off()) == minimized.str(tb.name_off());
+          const TypeView ta = source.type(static_cast<TypeId>(a.value)), tb = out->type(static_cast<TypeId>(b.value));
+          same = ta.kind() == tb.kind() && source.str(ta.name_off()) == out->str(tb.name_off());
         } else {
           same = a.value == b.value && a.local_size == b.local_size && a.target_size == b.target_size;
         }

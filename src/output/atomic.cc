@@ -6,11 +6,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 
 namespace btfslim {
 
+namespace {
+
+// Writes all of `bytes` to `fd`: "" or what went wrong.
+std::string write_all(int fd, std::string_view bytes) {
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fmt::format("write error: {}", std::strerror(errno));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fmt::format("cannot flush to disk: {}", std::strerror(errno));
+  return "";
+}
+
+}  // namespace
+
+// The bytes go to a file without a name (O_TMPFILE) in the target's directory, which gets a temporary
+// name only once complete and is then renamed over the target: a process killed while writing leaves
+// nothing behind, and one killed between the two steps (microseconds) a hidden .NAME.btfslim-* file.
+// Where the file system has no O_TMPFILE, a named temporary file (mkstemp) is written instead.
 void write_file_atomically(const std::string& path, std::string_view bytes) {
   if (path == "-") {
     OutputBuffer out;
@@ -22,33 +49,45 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::string tmp = dir + "/." + base + ".btfslim-XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) fail(path, "cannot create a temporary file in {}: {}", dir, std::strerror(errno));
-  auto give_up = [&](const char* what, int err) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    fail(path, "{}: {}", what, std::strerror(err));
-  };
-  // mkstemp makes the file 0600; give it the mode a plain creat() would.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) give_up("cannot set permissions", errno);
-  const char* p = bytes.data();
-  std::size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      give_up("write error", errno);
+
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);  // umask applies
+  if (fd >= 0) {
+    if (const std::string problem = write_all(fd, bytes); !problem.empty()) {
+      ::close(fd);
+      fail(path, "{}", problem);
     }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) give_up("cannot flush to disk", errno);
-  if (::close(fd) != 0) {
-    const int err = errno;
+    // A free temporary name for the finished file: mkstemp makes one, which linkat needs gone.
+    const int placeholder = ::mkstemp(tmp.data());
+    if (placeholder < 0) {
+      const int err = errno;
+      ::close(fd);
+      fail(path, "cannot create a temporary file in {}: {}", dir, std::strerror(err));
+    }
+    ::close(placeholder);
     ::unlink(tmp.c_str());
-    fail(path, "write error: {}", std::strerror(err));
+    const std::string self = fmt::format("/proc/self/fd/{}", fd);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      const int err = errno;
+      ::close(fd);
+      fail(path, "cannot give the written file a name in {}: {}", dir, std::strerror(err));
+    }
+    ::close(fd);
+  } else if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
+    fd = ::mkstemp(tmp.data());
+    if (fd < 0) fail(path, "cannot create a temporary file in {}: {}", dir, std::strerror(errno));
+    // mkstemp makes the file 0600; give it the mode a plain creat() would.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    std::string problem;
+    if (::fchmod(fd, 0666 & ~mask) != 0) problem = fmt::format("cannot set permissions: {}", std::strerror(errno));
+    if (problem.empty()) problem = write_all(fd, bytes);
+    if (::close(fd) != 0 && problem.empty()) problem = fmt::format("write error: {}", std::strerror(errno));
+    if (!problem.empty()) {
+      ::unlink(tmp.c_str());
+      fail(path, "{}", problem);
+    }
+  } else {
+    fail(path, "cannot create a file in {}: {}", dir, std::strerror(errno));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;

@@ -8,14 +8,13 @@
 // guards) and its targets (tests/data/core_target_*.c), pahole_types.o for an ELF with .BTF and no
 // .BTF.ext, and copies of minimal.bpf.o patched here. The values themselves are held to libbpf in
 // test_check.cc; here a single-target run of the same object and target is the reference.
+#include "elf_image.h"
 #include "libbpf_oracle.h"
 #include "process.h"
 
 #include <catch2/catch.hpp>
 #include <archive.h>
 #include <archive_entry.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -288,45 +287,6 @@ void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, 
 
 // ---- ELF patching ----
 
-struct SectionPlace {
-  std::size_t offset = 0, size = 0;
-  std::uint32_t name = 0;  // offset of its name in the section header string table
-};
-
-// Where the sections of an ELF image are, by name; and where its section name table is.
-struct ElfLayout {
-  std::map<std::string, SectionPlace> sections;
-  std::size_t shstrtab = 0;
-};
-
-ElfLayout layout_of(const std::string& image) {
-  REQUIRE(elf_version(EV_CURRENT) != EV_NONE);
-  std::string copy = image;
-  Elf* elf = elf_memory(copy.data(), copy.size());
-  REQUIRE(elf != nullptr);
-  std::size_t shstrndx = 0;
-  REQUIRE(elf_getshdrstrndx(elf, &shstrndx) == 0);
-  ElfLayout layout;
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
-    GElf_Shdr shdr;
-    REQUIRE(gelf_getshdr(scn, &shdr) != nullptr);
-    if (elf_ndxscn(scn) == shstrndx) layout.shstrtab = shdr.sh_offset;
-    if (const char* n = elf_strptr(elf, shstrndx, shdr.sh_name))
-      layout.sections[n] = {shdr.sh_offset, shdr.sh_size, shdr.sh_name};
-  }
-  elf_end(elf);
-  return layout;
-}
-
-std::uint32_t get_u32(const std::string& b, std::size_t off) {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<std::uint8_t>(b[off + i]);
-  return v;
-}
-void put_u32(std::string& b, std::size_t off, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) b[off + i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
 // minimal.bpf.o (little-endian, as clang -target bpf writes on these hosts) and where in it the
 // .BTF.ext subsections' first block headers {section name, record count} are.
 struct Minimal {
@@ -341,7 +301,7 @@ Minimal minimal_object() {
   m.image = read_file(build_data_dir() + "/minimal.bpf.o");
   REQUIRE(m.image.compare(0, 4, "\x7f" "ELF") == 0);
   REQUIRE(m.image[5] == 1);  // ELFDATA2LSB
-  const ElfLayout layout = layout_of(m.image);
+  const ElfLayout layout = elf_layout(m.image);
   REQUIRE(layout.sections.count(".BTF.ext") == 1);
   m.ext = layout.sections.at(".BTF.ext").offset;
   REQUIRE(get_u32(m.image, m.ext) == 0x0001eb9f);  // magic, version 1, no flags
@@ -450,7 +410,7 @@ TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other f
   // that the order of creation is not the order of the names.
   write_file(kernels + "/c/d/errors.o", read_file(target("errors")));
   const std::string moved = read_file(target("moved"));
-  const ElfLayout layout = layout_of(moved);
+  const ElfLayout layout = elf_layout(moved);
   REQUIRE(layout.sections.count(".BTF") == 1);
   const SectionPlace btf = layout.sections.at(".BTF");
   write_file(kernels + "/a.btf", moved.substr(btf.offset, btf.size));
@@ -686,12 +646,12 @@ TEST_CASE("bad objects and targets: one line naming the file, exit 2, nothing on
 
     // A BPF object whose .BTF is renamed: .BTF.ext without the types it refers to.
     Minimal m = minimal_object();
-    const ElfLayout layout = layout_of(m.image);
+    const ElfLayout layout = elf_layout(m.image);
     REQUIRE(layout.sections.count(".BTF") == 1);
     const std::size_t name = layout.shstrtab + layout.sections.at(".BTF").name;
     REQUIRE(m.image.compare(name, 5, std::string(".BTF\0", 5)) == 0);
     m.image[name + 3] = 'X';
-    const ElfLayout renamed = layout_of(m.image);
+    const ElfLayout renamed = elf_layout(m.image);
     REQUIRE(renamed.sections.count(".BTF") == 0);
     REQUIRE(renamed.sections.count(".BTF.ext") == 1);
     const std::string path = dir.file("no_btf.bpf.o");
@@ -803,7 +763,7 @@ void write_archive(const std::string& path, const std::vector<std::pair<std::str
 // The raw BTF in an ELF file's .BTF section.
 std::string btf_section(const std::string& elf_path) {
   const std::string image = read_file(elf_path);
-  const ElfLayout layout = layout_of(image);
+  const ElfLayout layout = elf_layout(image);
   REQUIRE(layout.sections.count(".BTF") == 1);
   const SectionPlace& s = layout.sections.at(".BTF");
   return image.substr(s.offset, s.size);

@@ -64,36 +64,6 @@ void check_loads_like_bpftool(const std::vector<std::string>& args, const std::v
   CHECK(json::parse(ours(measure)).at("type_count") == type_count(expected));
 }
 
-std::string c_compiler() {
-  for (const char* cc : {"cc", "gcc"})
-    if (have(cc)) return cc;
-  return "";
-}
-
-// A .ko-style object: kmod_types.c with DWARF turned into BTF split on the running kernel's, and the
-// section named `module_section` (.modinfo or .gnu.linkonce.this_module) that marks a kernel module.
-// With an empty `module_section`, the same object without any module marker.
-std::string build_module(const TempDir& dir, const std::string& vmlinux, const std::string& module_section) {
-  const std::string cc = c_compiler();
-  REQUIRE(!cc.empty());
-  const std::string object = dir.file("kmod_types.o");
-  if (access(object.c_str(), F_OK) != 0) {
-    RunResult r = run({cc, "-g", "-O0", "-c", source_data_dir() + "/data/kmod_types.c", "-o", object});
-    INFO(cc << ": " << r.err);
-    REQUIRE(r.status == 0);
-    r = run({"pahole", "-J", "--btf_base", vmlinux, object});
-    INFO("pahole: " << r.out << r.err);
-    REQUIRE(r.status == 0);
-  }
-  if (module_section.empty()) return object;
-  write_file(dir.file("modinfo"), std::string("license=GPL\0name=kmod_types\0", 29));
-  const std::string ko = dir.file("kmod_types" + module_section + ".ko");
-  const RunResult r = run({"objcopy", "--add-section", module_section + "=" + dir.file("modinfo"), object, ko});
-  INFO("objcopy: " << r.err);
-  REQUIRE(r.status == 0);
-  return ko;
-}
-
 }  // namespace
 
 TEST_CASE("raw BTF loads from a file and from a pipe", "[inputs]") {

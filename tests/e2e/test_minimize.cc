@@ -11,14 +11,13 @@
 // reach, such as the typedef of a pointer to a forward declaration bpftool aborts on) against
 // /sys/kernel/btf/vmlinux. Each source is minimized once per process; the test cases below look at the
 // same outputs from their own side.
+#include "elf_image.h"
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
-#include <gelf.h>
-#include <libelf.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -581,20 +580,9 @@ void expect_refused(const std::vector<std::string>& args, const std::string& fil
 
 // Where minimal.bpf.o's .BTF.ext starts (clang -target bpf writes it little-endian on these hosts).
 std::size_t btf_ext_offset(const std::string& image) {
-  REQUIRE(elf_version(EV_CURRENT) != EV_NONE);
-  std::string copy = image;
-  Elf* elf = elf_memory(copy.data(), copy.size());
-  REQUIRE(elf != nullptr);
-  std::size_t shstrndx = 0, ext = 0;
-  REQUIRE(elf_getshdrstrndx(elf, &shstrndx) == 0);
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
-    GElf_Shdr shdr;
-    REQUIRE(gelf_getshdr(scn, &shdr) != nullptr);
-    if (const char* n = elf_strptr(elf, shstrndx, shdr.sh_name); n && std::string(n) == ".BTF.ext") ext = shdr.sh_offset;
-  }
-  elf_end(elf);
-  REQUIRE(ext != 0);
-  REQUIRE(static_cast<unsigned char>(image[ext]) == 0x9f);  // 0xeb9f
+  const std::size_t ext = elf_section(image, ".BTF.ext").offset;
+  REQUIRE(get_u32(image, ext) >> 16 == 1);  // version 1 after the magic 0xeb9f
+  REQUIRE(static_cast<unsigned char>(image[ext]) == 0x9f);
   REQUIRE(static_cast<unsigned char>(image[ext + 1]) == 0xeb);
   return ext;
 }

@@ -1,6 +1,8 @@
 // Running the oracles (bpftool) and btfslim for their output, failing the test when either fails.
 #pragma once
 
+#include "process.h"
+
 #include <string>
 #include <vector>
 
@@ -13,5 +15,12 @@ std::string bpftool_program();
 std::string bpftool(const std::vector<std::string>& args);
 // btfslim's stdout; it must succeed and print nothing on stderr.
 std::string ours(const std::vector<std::string>& args);
+
+// The host C compiler (cc or gcc), or "" when there is none.
+std::string c_compiler();
+// A .ko-style object in `dir`: tests/data/kmod_types.c with DWARF turned into BTF split on `vmlinux`
+// (pahole -J --btf_base), and a section named `module_section` (.modinfo or .gnu.linkonce.this_module)
+// that marks a kernel module. With an empty `module_section`, the same object without any marker.
+std::string build_module(const TempDir& dir, const std::string& vmlinux, const std::string& module_section);
 
 }  // namespace btfslim::test

@@ -4,9 +4,12 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +22,12 @@ extern char** environ;
 
 namespace btfslim::test {
 
-RunResult run(const std::vector<std::string>& argv) {
+namespace {
+
+// Runs argv in its own process group (so that a timeout kills all of it); `rss_file` non-empty: under
+// GNU time, which writes the program's peak RSS there.
+MeasuredRun spawn(const std::vector<std::string>& argv, double wall_limit_seconds) {
+  const auto start = std::chrono::steady_clock::now();
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   posix_spawn_file_actions_t actions;
@@ -31,11 +39,16 @@ RunResult run(const std::vector<std::string>& argv) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  const int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  RunResult r;
+  MeasuredRun r;
   if (rc != 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
@@ -48,10 +61,23 @@ RunResult run(const std::vector<std::string>& argv) {
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    int wait_ms = -1;
+    if (wall_limit_seconds > 0) {
+      const double left = wall_limit_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (left <= 0) {
+        // Over its time: killed, and its pipes drained to their end.
+        if (!r.timed_out) kill(-pid, SIGKILL);
+        r.timed_out = true;
+      } else {
+        wait_ms = static_cast<int>(left * 1000) + 1;
+      }
+    }
+    const int ready = poll(fds, 2, r.timed_out ? -1 : wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
@@ -65,10 +91,43 @@ RunResult run(const std::vector<std::string>& argv) {
     }
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage usage {};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.peak_rss_kib = usage.ru_maxrss;
   return r;
 }
+
+}  // namespace
+
+// The peak RSS comes from GNU time: the rusage of a process spawned from this one counts this
+// (large) test process's memory, which its child shares until it execs; GNU time's child forks from
+// a small process.
+MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit_seconds) {
+  const char* time_path = "/usr/bin/time";
+  if (access(time_path, X_OK) != 0) throw std::runtime_error("GNU time (/usr/bin/time, Debian package time) is missing");
+  char rss_path[] = "/tmp/btfslim-test-rss-XXXXXX";
+  const int fd = mkstemp(rss_path);
+  if (fd < 0) throw std::runtime_error("mkstemp");
+  close(fd);
+  std::vector<std::string> timed{time_path, "-f", "%M", "-o", rss_path};
+  timed.insert(timed.end(), argv.begin(), argv.end());
+  MeasuredRun r = spawn(timed, wall_limit_seconds);
+  if (FILE* f = std::fopen(rss_path, "r")) {
+    long kib = 0;
+    // GNU time writes "Command exited with non-zero status N" first when the program fails.
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "%ld", &kib) == 1) r.peak_rss_kib = kib;
+    std::fclose(f);
+  }
+  unlink(rss_path);
+  return r;
+}
+
+RunResult run(const std::vector<std::string>& argv) { return spawn(argv, 0); }
 
 std::string btfslim_path() {
   const char* p = std::getenv("BTFSLIM");

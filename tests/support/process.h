@@ -14,6 +14,16 @@ struct RunResult {
 
 // Runs argv[0] (looked up in PATH) with the arguments, capturing stdout and stderr.
 RunResult run(const std::vector<std::string>& argv);
+
+// A run with what it cost: wall time, the peak resident memory of the program (measured by GNU time),
+// and whether it was killed, with all it started, at the limit.
+struct MeasuredRun : RunResult {
+  double seconds = 0;
+  long peak_rss_kib = 0;
+  bool timed_out = false;
+};
+// As run(), killing the process (SIGKILL) once `wall_limit_seconds` have passed (0: no limit).
+MeasuredRun run_measured(const std::vector<std::string>& argv, double wall_limit_seconds);
 // Runs the btfslim binary under test with these arguments.
 RunResult btfslim(const std::vector<std::string>& args);
 // True when `program` is on PATH.

@@ -1,0 +1,203 @@
+// `btfslim minimize` writing split BTF ([minimize-split]): on another base with `--base` (only what the
+// base lacks; relocations resolve on base and output together as on the source), and for a module
+// (`--btf MODULE.ko --btf-base VMLINUX`: the module's own types on vmlinux, or on a minimized vmlinux).
+// Each output is read back by libbpf (btf__parse_split), bpftool and btfslim, and its relocations are
+// compared with the source's through `btfslim check` (JSON, type ids masked).
+#include "libbpf_oracle.h"
+#include "oracles.h"
+#include "process.h"
+
+#include <bpf/btf.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+
+namespace btfslim::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
+std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
+
+using BtfPtr = std::unique_ptr<struct btf, void (*)(struct btf*)>;
+
+BtfPtr parse(const std::string& path, struct btf* base = nullptr) {
+  BtfPtr b(btf__parse_split(path.c_str(), base), btf__free);
+  INFO("libbpf's btf__parse_split(" << path << ")");
+  REQUIRE(b != nullptr);
+  return b;
+}
+
+// "KIND name" of the named types a BTF has of its own (not its base's).
+std::set<std::string> own_named_types(const struct btf* b) {
+  std::set<std::string> out;
+  const struct btf* base = btf__base_btf(b);
+  for (unsigned id = base ? btf__type_cnt(base) : 1; id < btf__type_cnt(b); ++id) {
+    const btf_type* t = btf__type_by_id(b, id);
+    if (t->name_off) out.insert(std::to_string(btf_kind(t)) + " " + btf__name_by_offset(b, t->name_off));
+  }
+  return out;
+}
+
+unsigned own_types(const struct btf* b) {
+  const struct btf* base = btf__base_btf(b);
+  return btf__type_cnt(b) - (base ? btf__type_cnt(base) : 1);
+}
+
+RunResult minimize(const std::vector<std::string>& options, const std::vector<std::string>& objects) {
+  std::vector<std::string> args{"minimize"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), objects.begin(), objects.end());
+  RunResult r = btfslim(args);
+  INFO("btfslim minimize ...: exit " << r.status << "\n" << r.out << r.err);
+  REQUIRE(r.status == 0);
+  return r;
+}
+
+// What `btfslim check` says of every relocation, type ids left out (they differ by design).
+std::vector<std::string> outcomes(const std::vector<std::string>& target, const std::vector<std::string>& objects) {
+  std::vector<std::string> args{"check", "--format", "json"};
+  for (const std::string& t : target) args.push_back(t);
+  args.insert(args.end(), objects.begin(), objects.end());
+  const RunResult r = btfslim(args);
+  INFO("btfslim check: " << r.err);
+  REQUIRE((r.status == 0 || r.status == 1));
+  std::vector<std::string> out;
+  const json report = json::parse(r.out);
+  for (const json& obj : report.at("objects"))
+    for (const json& rel : obj.at("relocations")) {
+      const std::string kind = rel.at("kind");
+      out.push_back(rel.at("object").get<std::string>() + " #" + std::to_string(rel.at("relo_idx").get<int>()) + " " +
+                    kind + " " + rel.at("accessor").get<std::string>() + ": " + rel.at("status").get<std::string>() +
+                    (kind == "target_type_id" ? "" : " " + rel.value("value", json()).dump()) + " local " +
+                    rel.value("local_value", json()).dump());
+    }
+  return out;
+}
+
+TEST_CASE("minimize --base writes split BTF with only what the base lacks", "[minimize-split]") {
+  const TempDir dir;
+  const std::string source = target("moved");
+  const std::vector<std::string> both = {object("core_enums"), object("core_bitfields")};
+  const std::string base = dir.file("base.btf"), split = dir.file("split.btf"), whole = dir.file("whole.btf");
+  minimize({"--btf", source, "-o", base}, {object("core_enums")});
+  minimize({"--btf", source, "-o", whole}, both);
+  const RunResult r = minimize({"--btf", source, "--base", base, "-o", split}, both);
+  CHECK_THAT(r.out, Contains("split on " + base));
+
+  const BtfPtr base_btf = parse(base), split_btf = parse(split, base_btf.get()), whole_btf = parse(whole);
+  INFO("base " << own_types(base_btf.get()) << " types, split " << own_types(split_btf.get()) << ", whole "
+               << own_types(whole_btf.get()));
+  CHECK(own_types(split_btf.get()) > 0);
+  CHECK(own_types(split_btf.get()) < own_types(whole_btf.get()));
+  // Nothing the base has by kind and name is written again: the enums are all the base's.
+  std::set<std::string> twice;
+  const std::set<std::string> in_base = own_named_types(base_btf.get());
+  for (const std::string& t : own_named_types(split_btf.get()))
+    if (in_base.count(t)) twice.insert(t);
+  CHECK(twice.empty());
+
+  // Read by bpftool and btfslim on the base, and every relocation resolves as on the source.
+  CHECK(run({bpftool_program(), "-B", base, "btf", "dump", "file", split}).status == 0);
+  CHECK(btfslim({"dump", split, "--base", base}).status == 0);
+  CHECK(outcomes({"--btf", split, "--base", base}, both) == outcomes({"--btf", source}, both));
+
+  // The same bytes on every run.
+  const std::string again = dir.file("again.btf");
+  minimize({"--btf", source, "--base", base, "-o", again}, both);
+  CHECK(read_file(again) == read_file(split));
+}
+
+TEST_CASE("minimize --base on a base that has everything writes an empty split BTF", "[minimize-split]") {
+  const TempDir dir;
+  const std::string source = target("moved");
+  const std::vector<std::string> objects = {object("core_fields"), object("core_types")};
+  const std::string whole = dir.file("whole.btf");
+  minimize({"--btf", source, "-o", whole}, objects);
+  for (const std::string& base : {source, whole}) {
+    INFO("base " << base);
+    const std::string out = dir.file("empty.btf");
+    minimize({"--btf", source, "--base", base, "-o", out}, objects);
+    const BtfPtr base_btf = parse(base);
+    CHECK(own_types(parse(out, base_btf.get()).get()) == 0);
+    CHECK(outcomes({"--btf", out, "--base", base}, objects) == outcomes({"--btf", source}, objects));
+  }
+}
+
+TEST_CASE("minimize --base refuses what split BTF cannot say, and writes nothing", "[minimize-split]") {
+  const TempDir dir;
+  const std::string out = dir.file("out.btf");
+  // A base of the other byte order cannot carry the split BTF.
+  const std::string source = target("moved"), base = dir.file("base.btf"), big = dir.file("big.btf");
+  minimize({"--btf", source, "-o", base}, {object("core_types")});
+  const BtfPtr b = parse(base);
+  btf__set_endianness(b.get(), BTF_BIG_ENDIAN);
+  __u32 size = 0;
+  const void* data = btf__raw_data(b.get(), &size);
+  write_file(big, std::string(static_cast<const char*>(data), size));
+  const RunResult e = btfslim({"minimize", "--btf", source, "--base", big, "-o", out, object("core_fields")});
+  CHECK(e.status == 2);
+  CHECK_THAT(e.err, Contains(big) && Contains("big-endian"));
+  CHECK(!fs::exists(out));
+
+  // A base that has struct task_struct with only what trace_exec reads: sched_wakeup's TYPE_ID_TARGET
+  // would find it and the split's fuller copy, an ambiguity the source does not have.
+  const std::string vmlinux = running_vmlinux();
+  const std::vector<std::string> traces = trace_objects();
+  if (vmlinux.empty() || traces.empty())
+    return skip("no /sys/kernel/btf/vmlinux and trace objects: the ambiguity case needs them");
+  const std::string exec_base = dir.file("exec.btf");
+  minimize({"--btf", vmlinux, "-o", exec_base}, {object("trace_exec")});
+  std::vector<std::string> args{"minimize", "--btf", vmlinux, "--base", exec_base, "-o", out};
+  args.insert(args.end(), traces.begin(), traces.end());
+  const RunResult r = btfslim(args);
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Contains("resolves differently") && Contains("task_struct") && Contains("cannot add members"));
+  CHECK(!fs::exists(out));
+}
+
+TEST_CASE("minimize of a module writes split BTF on its vmlinux, or on a minimized vmlinux", "[minimize-split]") {
+  const std::string vmlinux = running_vmlinux();
+  if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux: no module BTF can be built on it");
+  const TempDir dir;
+  const std::string ko = build_module(dir, vmlinux, ".modinfo");
+  const std::vector<std::string> objects = {object("core_module")};
+  const auto expected = outcomes({"--btf", ko, "--base", vmlinux}, objects);
+  for (const std::string& o : expected) CHECK_THAT(o, Contains(": ok"));
+
+  // On the module's own base: only module types, few of them.
+  const std::string on_vmlinux = dir.file("on_vmlinux.btf");
+  const RunResult r = minimize({"--btf", ko, "--btf-base", vmlinux, "-o", on_vmlinux}, objects);
+  CHECK_THAT(r.out, Contains("split on " + vmlinux));
+  const BtfPtr vmlinux_btf = parse(vmlinux);
+  const BtfPtr out = parse(on_vmlinux, vmlinux_btf.get());
+  const std::set<std::string> own = own_named_types(out.get());
+  INFO(own.size() << " named types");
+  CHECK(own.count(std::to_string(BTF_KIND_STRUCT) + " nf_demo_conn") == 1);
+  CHECK(own.count(std::to_string(BTF_KIND_STRUCT) + " task_struct") == 0);  // vmlinux's
+  CHECK(own_types(out.get()) <= 6);
+  CHECK(run({bpftool_program(), "-B", vmlinux, "btf", "dump", "file", on_vmlinux}).status == 0);
+  CHECK(outcomes({"--btf", on_vmlinux, "--base", vmlinux}, objects) == expected);
+
+  // On a vmlinux minimized for the same objects: task_struct comes from that base.
+  const std::string small_vmlinux = dir.file("vmlinux.min.btf"), on_small = dir.file("on_small.btf");
+  minimize({"--btf", vmlinux, "-o", small_vmlinux}, objects);
+  minimize({"--btf", ko, "--btf-base", vmlinux, "--base", small_vmlinux, "-o", on_small}, objects);
+  const BtfPtr small_btf = parse(small_vmlinux);
+  const BtfPtr on_small_btf = parse(on_small, small_btf.get());
+  CHECK(own_named_types(on_small_btf.get()).count(std::to_string(BTF_KIND_STRUCT) + " nf_demo_conn") == 1);
+  CHECK(own_named_types(on_small_btf.get()).count(std::to_string(BTF_KIND_STRUCT) + " task_struct") == 0);
+  CHECK(outcomes({"--btf", on_small, "--base", small_vmlinux}, objects) == expected);
+  INFO("vmlinux minimized: " << fs::file_size(small_vmlinux) << " bytes; module on it: " << fs::file_size(on_small));
+  CHECK(fs::file_size(small_vmlinux) + fs::file_size(on_small) < 2048);
+}
+
+}  // namespace
+}  // namespace btfslim::test
