@@ -7,7 +7,7 @@
 # a value to _btfslim_value. The cli tests (tests/e2e/test_cli.cc) fail until every option of
 # `btfslim __options` is offered here.
 
-_btfslim_commands="dump measure check minimize diff help"
+_btfslim_commands="dump measure check minimize diff dedup help"
 
 _btfslim_kind_names="int ptr array struct union enum fwd typedef volatile const restrict func func_proto var
 datasec float decl_tag type_tag enum64"
@@ -23,6 +23,7 @@ _btfslim_options() {
         minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
+        dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         help) echo "--help -h" ;;
     esac
 }
@@ -70,6 +71,7 @@ _btfslim_value() {
         measure:--format | measure:-f) _btfslim_words "table csv json" ;;
         check:--format | check:-f) _btfslim_words "table json" ;;
         diff:--format | diff:-f) _btfslim_words "table csv json" ;;
+        dedup:--format | dedup:-f) _btfslim_words "table json" ;;
         measure:--by) _btfslim_words "default kind type prefix" ;;
         measure:--sort) _btfslim_words "own retained" ;;
         measure:--kernel-model) _btfslim_words "builtin module" ;;
@@ -77,6 +79,8 @@ _btfslim_value() {
         *:--base | *:-B | measure:--resident-base) _btfslim_btf_inputs ;;
         measure:--modules | check:--btf | minimize:--btf | minimize:--btf-base) _btfslim_btf_inputs ;;
         measure:--svg | minimize:--output | minimize:-o) _btfslim_files ;;
+        dedup:--output | dedup:-o) _btfslim_files ;;
+        dedup:--top | dedup:-n) ;;
         *:--id | *:--name | measure:--type | measure:--top | measure:-n) ;;  # free text: nothing to offer
         minimize:--keep | minimize:--explain) ;;                          # type names: likewise
         minimize:--jobs | minimize:-j | minimize:--shard) ;;              # numbers: likewise
@@ -119,7 +123,7 @@ _btfslim() {
         return 0
     fi
     case $command in
-        dump | measure | diff) _btfslim_btf_inputs ;;
+        dump | measure | diff | dedup) _btfslim_btf_inputs ;;
         check | minimize) _btfslim_objects ;;
         help) ((cword == i + 1)) && _btfslim_words "$_btfslim_commands" ;;
     esac

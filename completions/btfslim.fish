@@ -5,7 +5,7 @@
 # A new command: add it to the list below, a line for the command and lines for its options. The cli tests
 # (tests/e2e/test_cli.cc) fail until every option of `btfslim __options` is offered here.
 
-set -l commands dump measure check minimize diff help
+set -l commands dump measure check minimize diff dedup help
 
 # BTF to read by name: vmlinux and the modules under /sys/kernel/btf (files come from -F, or from -r for
 # an option's value).
@@ -35,6 +35,7 @@ complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a measure -d
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a check -d 'resolve CO-RE relocations against kernels'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a minimize -d 'a BTF with only what BPF objects relocate against'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a diff -d 'compare two BTFs type by type'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a dedup -d 'deduplicate BTF and report what was removed'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help, or a command\'s'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help and exit'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the versions and features'
@@ -93,5 +94,13 @@ complete -c btfslim -n '__fish_seen_subcommand_from diff' -s f -l format -x -a '
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s c -l by-kind -d 'one block per kind'
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s v -l verbose -d 'what changed inside each changed type'
 
+# dedup: BTF inputs, merged and deduplicated.
+complete -c btfslim -n '__fish_seen_subcommand_from dedup' -F -a '(__btfslim_kernel_btf)'
+complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'base BTF the inputs are split on'
+complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s o -l output -r -F -d 'where to write the BTF (-: stdout)'
+complete -c btfslim -n '__fish_seen_subcommand_from dedup' -l check -d 'write nothing; exit 1 when a type would be removed'
+complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s f -l format -x -a 'table json' -d 'report format'
+complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s n -l top -x -d 'rows of the largest duplicated types'
+
 # help COMMAND
-complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize diff" -a "dump measure check minimize diff help"
+complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize diff dedup" -a "dump measure check minimize diff dedup help"

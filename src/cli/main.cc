@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   btfslim::cli::register_check(app);
   btfslim::cli::register_minimize(app);
   btfslim::cli::register_diff(app);
+  btfslim::cli::register_dedup(app);
   // After the commands: --version, `help` and the option listing the cli tests read.
   btfslim::cli::register_help(app);
   try {
