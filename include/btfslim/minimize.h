@@ -6,6 +6,7 @@
 #include "btfslim/core.h"
 
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,6 +37,10 @@ struct Minimized {
   std::vector<bool> kept;  // per source type id
   std::vector<bool> named;    // kept with its name (else: a struct or union written anonymous)
   std::vector<bool> pointee;  // a pointer written with its target (else: void *)
+  std::vector<bool> whole;    // a composite written with its anonymous members as they are
+  // Anonymous members written flattened: (holder, member index) whose members went into the struct
+  // holding it, at their absolute bit offsets.
+  std::set<std::pair<TypeId, std::uint32_t>> flattened;
 
   // `bytes` read back (on `base` when split), named `name` in errors.
   std::shared_ptr<const Btf> parse(const std::string& name) const;

@@ -114,11 +114,23 @@ void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObje
         fmt::format_to(out, "  kept as a shell: name, size, no members\n");
         continue;
       }
-      for (const auto& [index, reason] : members->second) {
-        const Member mm = t.member(index);
-        fmt::format_to(out, "  member {} '{}' (bit {}): {}\n", index, name_or_anon(src, mm.name_off),
-                       t.member_bit_offset(mm), reason_text(objects, reason));
-      }
+      // An anonymous member written flattened is followed by its own kept members, one level deeper,
+      // at the bit offsets they have in the output.
+      auto members_of = [&](auto& self, TypeId holder, std::uint64_t base, int depth) -> void {
+        const auto kept = m.member_reasons.find(holder);
+        if (kept == m.member_reasons.end() || depth > 32) return;
+        const TypeView h = src.type(holder);
+        for (const auto& [index, reason] : kept->second) {
+          const Member mm = h.member(index);
+          const std::uint64_t bit = base + h.member_bit_offset(mm);
+          const bool flat = m.flattened.count({holder, index}) != 0;
+          fmt::format_to(out, "{:{}}member {} '{}' (bit {}): {}{}\n", "", 2 + 2 * depth, index,
+                         name_or_anon(src, mm.name_off), bit, reason_text(objects, reason),
+                         flat ? "; anonymous, written as its members:" : "");
+          if (flat) self(self, mm.type, bit, depth + 1);
+        }
+      };
+      members_of(members_of, id, 0, 0);
     }
   }
   if (!found) fmt::format_to(out, "{}: no type of that name in {}\n", name, src.name());
@@ -271,13 +283,12 @@ struct UnitResult {
 std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
   std::size_t i = 0, n = 0;
   const char* end = text.data() + text.size();
-  const auto [slash, e1] = std::from_chars(text.data(), end, i);
-  const bool ok = e1 == std::errc() && slash != end && *slash == '/' &&
-                  [&] {
-                    const auto [rest, e2] = std::from_chars(slash + 1, end, n);
-                    return e2 == std::errc() && rest == end;
-                  }() &&
-                  i >= 1 && i <= n;
+  const std::from_chars_result first = std::from_chars(text.data(), end, i);
+  bool ok = first.ec == std::errc() && first.ptr != end && *first.ptr == '/';
+  if (ok) {
+    const std::from_chars_result second = std::from_chars(first.ptr + 1, end, n);
+    ok = second.ec == std::errc() && second.ptr == end && i >= 1 && i <= n;
+  }
   if (!ok) fail("--shard", "'{}' is not I/N with 1 <= I <= N (e.g. 2/4: the second of four shards)", text);
   return {i, n};
 }

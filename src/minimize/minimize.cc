@@ -54,6 +54,7 @@ class Marker {
     out_.kept.assign(src.end_id(), false);
     out_.named.assign(src.end_id(), false);
     out_.pointee.assign(src.end_id(), false);
+    out_.whole.assign(src.end_id(), false);
   }
 
   void set_reason(KeepReason r) { reason_ = r; }
@@ -67,6 +68,12 @@ class Marker {
   // pointer only a field needs is written as `void *`.
   void pointee(TypeId ptr) {
     if (ptr != 0) out_.pointee[ptr] = true;
+  }
+
+  // Composites whose exact members a check compares (TYPE_MATCHES, --keep): their anonymous members
+  // are written as they are, not flattened into them.
+  void whole(TypeId id) {
+    if (id != 0) out_.whole[id] = true;
   }
 
   void type(TypeId id) {
@@ -162,6 +169,7 @@ class Marker {
           continue;
         case Kind::Struct:
         case Kind::Union:
+          if (!behind_ptr) whole(id);
           if (!behind_ptr)
             for (unsigned i = 0; i < t.vlen(); ++i) {
               member(id, i);
@@ -186,6 +194,7 @@ class Marker {
     if (r == 0) return;
     const TypeView t = src_.type(r);
     if (t.kind() == Kind::Struct || t.kind() == Kind::Union) {
+      whole(r);
       for (unsigned i = 0; i < t.vlen(); ++i) {
         member(r, i);
         field_type(t.member(i).type);
@@ -314,11 +323,136 @@ std::uint32_t pointer_size_type(const Btf& src) {
 // Writes the marked types of `src` from id `cut` on, in source order, numbered from `cut`: a split BTF
 // on a base that has the source's types below `cut` (references to them stay as they are), or, with
 // `cut` 1, a standalone BTF. `string_base`: the base's string bytes.
-std::string write_marked(const Btf& src, const Minimized& m, TypeId cut, std::uint32_t string_base,
+std::string write_marked(const Btf& src, Minimized& m, TypeId cut, std::uint32_t string_base,
                          std::uint32_t& count) {
+  // Anonymous structs and unions that a path only goes through are flattened into the struct holding
+  // them: their kept members are written into it at their absolute bit offsets. libbpf matches a field
+  // by name, searching anonymous members depth first, and the local access path names only named
+  // fields, so the result is the same; each flattened level saves a type and a member. Not flattened:
+  // into a union (the kernel wants its members at offset 0), across kind_flag encodings, or in and out
+  // of composites whose members a check compares whole (TYPE_MATCHES, --keep).
+  struct OutMember {
+    std::uint32_t name_off;
+    TypeId type;
+    std::uint32_t offset;  // as written, with the bitfield size on top under kind_flag
+  };
+  auto kept_indexes = [&](TypeId id) {
+    std::vector<std::uint32_t> out;
+    if (const auto f = m.member_reasons.find(id); f != m.member_reasons.end())
+      for (const auto& [index, reason] : f->second) out.push_back(index);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  // The anonymous composite member `mm` (at `bit`, in a struct with `kflag`) may be written into.
+  auto flattenable = [&](bool kflag, const Member& mm, std::uint64_t bit) -> TypeId {
+    if (mm.name_off != 0 || mm.type < cut || mm.type >= src.end_id() || !m.kept[mm.type]) return 0;
+    const TypeView c = src.type(mm.type);
+    if ((c.kind() != Kind::Struct && c.kind() != Kind::Union) || c.name_off() != 0) return 0;
+    if (m.whole[mm.type] || m.named[mm.type] || m.member_reasons.find(mm.type) == m.member_reasons.end()) return 0;
+    if (kflag && bit + std::uint64_t{c.size()} * 8 >= (std::uint64_t{1} << 24)) return 0;
+    // Each kept member must say the same in the holder's encoding: a bitfield is written with
+    // kind_flag as a size in the offset, without it as an INT of fewer bits.
+    if (c.kflag() != kflag)
+      for (const std::uint32_t i : kept_indexes(mm.type)) {
+        const Member cm = c.member(i);
+        if (c.kflag() && c.member_bitfield_size(cm) != 0) return 0;
+        if (!c.kflag()) {
+          const TypeId r = resolve(src, cm.type);
+          if (r == 0) continue;
+          const TypeView it = src.type(r);
+          const std::uint32_t bits = it.int_data() & 0xff, at = (it.int_data() >> 16) & 0xff;
+          if (it.kind() == Kind::Int && (at != 0 || bits != it.size() * 8)) return 0;
+        }
+      }
+    return mm.type;
+  };
+  // The members written for composite `id`; the composites flattened into it are added to `inlined`.
+  auto members_of = [&](TypeId id, std::vector<TypeId>* inlined = nullptr) {
+    std::vector<OutMember> out;
+    const TypeView t = src.type(id);
+    const bool flatten = t.kind() == Kind::Struct && !m.whole[id];
+    const bool kflag = t.kflag();
+    auto expand = [&](auto& self, TypeId holder, std::uint64_t base, int depth) -> void {
+      const TypeView h = src.type(holder);
+      for (const std::uint32_t i : kept_indexes(holder)) {
+        const Member mm = h.member(i);
+        const std::uint64_t bit = base + h.member_bit_offset(mm);
+        if (const TypeId child = flatten && depth < 32 ? flattenable(kflag, mm, bit) : 0) {
+          if (inlined) inlined->push_back(child);
+          m.flattened.insert({holder, i});
+          self(self, child, bit, depth + 1);
+          continue;
+        }
+        const std::uint32_t offset = kflag ? (h.member_bitfield_size(mm) << 24 | static_cast<std::uint32_t>(bit))
+                                           : static_cast<std::uint32_t>(bit);
+        out.push_back({mm.name_off, mm.type, offset});
+      }
+    };
+    expand(expand, id, 0, 0);
+    return out;
+  };
+
+  // Which kept types are written: a flattened composite only while something other than the struct
+  // it is flattened into still refers to it (a pointer, a typedef, a union's member...).
+  std::vector<bool> written(m.kept.begin(), m.kept.end());
+  std::vector<TypeId> dropped;
+  for (TypeId id = cut; id < src.end_id(); ++id) {
+    if (!m.kept[id] || src.type(id).kind() != Kind::Struct || m.whole[id]) continue;
+    std::vector<TypeId> inlined;
+    (void)members_of(id, &inlined);
+    for (const TypeId child : inlined)
+      if (written[child]) {
+        written[child] = false;
+        dropped.push_back(child);
+      }
+  }
+  for (bool changed = !dropped.empty(); changed;) {
+    changed = false;
+    std::vector<bool> referenced(src.end_id(), false);
+    auto refer = [&](TypeId to) {
+      const TypeId r = to < cut ? to : resolve(src, to);
+      if (r != 0 && r < referenced.size()) referenced[r] = true;
+    };
+    for (TypeId id = cut; id < src.end_id(); ++id) {
+      if (!written[id]) continue;
+      const TypeView t = src.type(id);
+      switch (t.kind()) {
+        case Kind::Ptr:
+          if (m.pointee[id]) refer(t.ref());
+          break;
+        case Kind::Struct:
+        case Kind::Union:
+          for (const OutMember& om : members_of(id)) refer(om.type);
+          break;
+        case Kind::Array:
+          refer(t.array().type);
+          refer(t.array().index_type);
+          break;
+        case Kind::FuncProto:
+          refer(t.ref());
+          for (unsigned i = 0; i < t.vlen(); ++i) refer(t.param(i).type);
+          break;
+        case Kind::Typedef:
+        case Kind::Volatile:
+        case Kind::Const:
+        case Kind::Restrict:
+        case Kind::TypeTag:
+        case Kind::Func:
+        case Kind::Var:
+        case Kind::DeclTag:
+          refer(t.ref());
+          break;
+        default:
+          break;
+      }
+    }
+    for (const TypeId d : dropped)
+      if (!written[d] && referenced[d]) written[d] = changed = true;
+  }
+
   std::vector<TypeId> kept_ids;
   for (TypeId id = cut; id < src.end_id(); ++id)
-    if (m.kept[id]) kept_ids.push_back(id);
+    if (written[id]) kept_ids.push_back(id);
   std::unordered_map<TypeId, TypeId> new_id;
   TypeId next = cut;
   for (const TypeId id : kept_ids) new_id[id] = next++;
@@ -359,11 +493,15 @@ std::string write_marked(const Btf& src, const Minimized& m, TypeId cut, std::ui
       members = kept_members;
       std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     }
-    const std::uint32_t vlen = pruned ? static_cast<std::uint32_t>(members.size()) : t.vlen();
+    const std::vector<OutMember> fields = composite ? members_of(id) : std::vector<OutMember>{};
+    const std::uint32_t vlen = composite ? static_cast<std::uint32_t>(fields.size())
+                               : pruned  ? static_cast<std::uint32_t>(members.size())
+                                         : t.vlen();
     auto entry = [&](unsigned i) { return pruned ? members[i].first : i; };
-    // Names only field compatibility would read are dropped: structs and unions compare by kind. (Ints
-    // compare by size and encoding too, but C printed from the output needs their names.)
-    const bool anonymous = composite && !m.named[id];
+    // Names only field compatibility would read are dropped: structs and unions compare by kind, ints
+    // by size and encoding. Kept: what candidates are found by, what TYPE_MATCHES compares, the "long"
+    // libbpf sizes pointers by, and the ints of --keep's types (C printed from them needs the names).
+    const bool anonymous = (composite || k == Kind::Int) && !m.named[id];
     w.u32(anonymous ? 0 : w.str(src.str(t.name_off())));
     w.u32((t.info() & ~0xffffu) | vlen);
     switch (k) {
@@ -398,11 +536,10 @@ std::string write_marked(const Btf& src, const Minimized& m, TypeId cut, std::ui
         break;
       case Kind::Struct:
       case Kind::Union:
-        for (const auto& [i, reason] : members) {
-          const Member mm = t.member(i);
-          w.u32(w.str(src.str(mm.name_off)));
-          w.u32(ref(mm.type));
-          w.u32(mm.offset);
+        for (const OutMember& om : fields) {
+          w.u32(w.str(src.str(om.name_off)));
+          w.u32(ref(om.type));
+          w.u32(om.offset);
         }
         break;
       case Kind::Enum:
@@ -525,6 +662,11 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
     }
     if (!found) fail(source.name(), "--keep {}: no such type", name);
   }
+
+  // C printed from --keep's types needs the names of the ints it uses, however deep.
+  if (!options.keep.empty())
+    for (TypeId id = 1; id < source.end_id(); ++id)
+      if (out.kept[id] && source.type(id).kind() == Kind::Int) mark.named(id);
 
   // Where the output goes: standalone; split on the source's own base (a module: what the base has is
   // referenced as it is, only the module's types are written); or split on another base, onto which
