@@ -11,7 +11,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <vector>
 #include <stdexcept>
 
 // UBSan reports are findings: stop at the first one instead of printing it and going on, also when a
@@ -76,5 +80,50 @@ MemFile::MemFile(std::span<const std::uint8_t> bytes) {
 }
 
 MemFile::~MemFile() { ::close(fd_); }
+
+namespace {
+
+int added(int id) {
+  if (id < 0) {
+    std::fprintf(stderr, "fuzz: btf__add_* failed: %d\n", id);
+    std::abort();
+  }
+  return id;
+}
+
+}  // namespace
+
+std::shared_ptr<const Btf> small_core_target() {
+  std::unique_ptr<struct btf, void (*)(struct btf*)> b(btf__new_empty(), btf__free);
+  struct btf* t = b.get();
+  const int i32 = added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+  const int u8 = added(btf__add_int(t, "unsigned char", 1, 0));
+  const int task_ptr = added(btf__add_ptr(t, 4));  // to the struct that follows
+  added(btf__add_struct(t, "task_struct", 64));   // 4
+  added(btf__add_field(t, "state", i32, 0, 0));
+  added(btf__add_field(t, "flags", u8, 32, 3));
+  added(btf__add_field(t, "mode", u8, 35, 5));
+  added(btf__add_field(t, "tgid", i32, 96, 0));
+  added(btf__add_field(t, "pid", i32, 128, 0));
+  added(btf__add_field(t, "parent", task_ptr, 192, 0));
+  const int arr = added(btf__add_array(t, i32, i32, 4));
+  const int un = added(btf__add_union(t, "nest_mix", 16));
+  added(btf__add_field(t, "p", i32, 0, 0));
+  added(btf__add_field(t, "q", arr, 0, 0));
+  added(btf__add_typedef(t, "pid_t", i32));
+  added(btf__add_enum(t, "prim_enum", 4));
+  added(btf__add_enum_value(t, "PRIM_ONE", 1));
+  added(btf__add_enum_value(t, "PRIM_ZERO", 0));
+  added(btf__add_enum64(t, "e64", 8, false));
+  added(btf__add_enum64_value(t, "BIG", 0x100000000ULL));
+  added(btf__add_fwd(t, "flavored", BTF_FWD_STRUCT));
+  (void)un;
+  __u32 size = 0;
+  const void* data = btf__raw_data(t, &size);
+  if (!data) std::abort();
+  auto owner = std::make_shared<std::vector<std::uint8_t>>(static_cast<const std::uint8_t*>(data),
+                                                           static_cast<const std::uint8_t*>(data) + size);
+  return Btf::parse("small-target.btf", owner, std::span<const std::uint8_t>(*owner));
+}
 
 }  // namespace btfslim::fuzz

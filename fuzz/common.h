@@ -8,6 +8,8 @@
 
 #include "btfslim/btf.h"
 
+#include <memory>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -35,5 +37,9 @@ class MemFile {
   int fd_ = -1;
   std::string path_;
 };
+
+// A small CO-RE target built with btf__add_*: a task_struct like minimal.bpf.c's, and a few shapes the
+// corpus' roots may meet (a union, bitfields, enums, an array, a typedef, a forward declaration).
+std::shared_ptr<const Btf> small_core_target();
 
 }  // namespace btfslim::fuzz

@@ -7,7 +7,7 @@
 //
 // OUTDIR gets one directory per target: raw/ (standalone BTF: the fixtures, the loops below and the
 // .BTF section of every ELF), split/ (split BTF on the fixtures' base), elf/ (every ELF, and one raw
-// BTF for the loader's other path) and core/ (the ELF files named *.bpf.o). STAMP lists what was
+// BTF for the loader's other path), core/ and minimize/ (the ELF files named *.bpf.o). STAMP lists what was
 // written, for meson to depend on (a directory is not a build output it tracks).
 #include "fixtures.h"
 
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   try {
     const fs::path out = argv[1];
     fs::remove_all(out);
-    for (const char* d : {"raw", "split", "elf", "core"}) fs::create_directories(out / d);
+    for (const char* d : {"raw", "split", "elf", "core", "minimize"}) fs::create_directories(out / d);
 
     using namespace btfslim::test;
     write(out / "raw/all_kinds.btf", all_kinds_btf(false));
@@ -148,7 +148,10 @@ int main(int argc, char** argv) {
       const std::string name = elf.filename().string();
       const std::string bytes = read(elf);
       write(out / "elf" / name, bytes);
-      if (name.ends_with(".bpf.o")) write(out / "core" / name, bytes);
+      if (name.ends_with(".bpf.o")) {
+        write(out / "core" / name, bytes);
+        write(out / "minimize" / name, bytes);
+      }
       // The .BTF section as a raw seed: BTF as compilers and pahole write it.
       const auto btf = btfslim::load_btf_file(elf.string(), nullptr);
       const auto raw = btf->raw();
