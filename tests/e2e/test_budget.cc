@@ -4,13 +4,13 @@
 // with its decl tag 20 bytes more), each exit status, every breach listed at its line, the four
 // formats (JSON parsed, JUnit XML parsed with libxml2, GitHub commands and the step summary), growth
 // against a saved `measure --format json`, INPUT arguments, paths relative to the config, bad configs
-// named by line, and the running kernel's BTF against its own size.
-#include "btfslim/budget.h"
-#include "btfslim/error.h"
+// named by line, and the running kernel's BTF against its own size. The parser alone is in
+// tests/unit/test_budget_config.cc.
 #include "fixtures.h"
 #include "process.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 #include <nlohmann/json.hpp>
@@ -369,47 +369,6 @@ TEST_CASE("budget: a bad config is one line naming the file and line, exit 2, no
   CHECK_THAT(w.budget().err, StartsWith("btfslim: btfslim.toml:1: unknown key 'other'"));
   write_file(w.dir.file("btfslim.toml"), "# nothing\n");
   CHECK_THAT(w.budget().err, StartsWith("btfslim: btfslim.toml: no budgets"));
-}
-
-TEST_CASE("budget: sizes and percentages", "[budget]") {
-  std::string why;
-  CHECK(parse_size("5.5 MiB", why) == 5767168u);
-  CHECK(parse_size("5.5MiB", why) == 5767168u);
-  CHECK(parse_size("1 KB", why) == 1000u);
-  CHECK(parse_size("1 kB", why) == 1000u);
-  CHECK(parse_size("1 KiB", why) == 1024u);
-  CHECK(parse_size("2 MB", why) == 2000000u);
-  CHECK(parse_size("1.5 GB", why) == 1500000000u);
-  CHECK(parse_size("1 GiB", why) == 1073741824u);
-  CHECK(parse_size("0.0215 KiB", why) == 22u);  // 22.016, rounded down
-  CHECK(parse_size(" 300 ", why) == 300u);
-  CHECK(parse_size("300 B", why) == 300u);
-  CHECK(parse_size("8589934592 GiB", why) == (std::uint64_t{1} << 63));
-  for (const char* bad : {"", "MiB", "5 MiBs", "5 mib", "-1 B", "1.", ".5 KiB", "1..2 B", "1.0000000001 B",
-                          "8589934593 GiB", "1e3", "5 TiB", "1,000 B"}) {
-    INFO(bad);
-    why.clear();
-    CHECK_FALSE(parse_size(bad, why));
-    CHECK_FALSE(why.empty());
-  }
-  CHECK(parse_percent("1%", why) == 1000000u);
-  CHECK(parse_percent("0.5 %", why) == 500000u);
-  CHECK(parse_percent("12.345678%", why) == 12345678u);
-  for (const char* bad : {"1", "%", "1%%", "-1%", "0.1234567%", "1 MiB"}) {
-    INFO(bad);
-    CHECK_FALSE(parse_percent(bad, why));
-  }
-  // The parser alone, as the fuzzer calls it: lines of keys and of the [[budget]] header.
-  const BudgetConfig c = parse_budget_config("[[budget]]\nname = \"n\"\n\nkind.FUNC = \"1 KiB\"\ntotal = 7\n", "t.toml");
-  REQUIRE(c.budgets.size() == 1);
-  CHECK(c.budgets[0].line == 1);
-  REQUIRE(c.budgets[0].limits.size() == 2);
-  CHECK(c.budgets[0].limits[0].key == "kind.FUNC");
-  CHECK(c.budgets[0].limits[0].line == 4);
-  CHECK(c.budgets[0].limits[0].bytes == 1024);
-  CHECK(c.budgets[0].limits[1].key == "total");
-  CHECK(c.budgets[0].limits[1].line == 5);
-  CHECK_THROWS_AS(parse_budget_config("[[budget]\n", "t.toml"), InputError);
 }
 
 TEST_CASE("budget: the running kernel's BTF against its own size", "[budget]") {
