@@ -74,7 +74,9 @@ void append_step_summary(const std::string& path, const std::string& text) {
   if (::close(fd) != 0) fail(path, "cannot append the step summary: {}", std::strerror(errno));
 }
 
-void run_budget(const BudgetArgs& args) {
+void run_budget(const BudgetArgs& args, bool config_given) {
+  if (!config_given && !fs::exists(args.config))
+    fail(args.config, "no budget file here: write one (man btfslim-budget) or name it with --config");
   const auto file = FileBytes::open(args.config);
   const auto bytes = file->bytes();
   const BudgetConfig config =
@@ -148,7 +150,7 @@ void register_budget(CLI::App& app) {
   cmd->add_option("--config,-c", args->config, "the budget file (default: btfslim.toml)");
   cmd->add_option("--format,-f", args->format, "text, json, junit (JUnit XML) or github (Actions annotations)")
       ->check(CLI::IsMember({"text", "json", "junit", "github"}));
-  cmd->callback([args] { run_budget(*args); });
+  cmd->callback([args, cmd] { run_budget(*args, cmd->count("--config") > 0); });
 }
 
 }  // namespace btfslim::cli

@@ -253,8 +253,9 @@ std::string budget_markdown_summary(const std::vector<LimitResult>& results, con
   s += "| | Budget | Limit | Input | Measured | Allowed | Over by | Set at |\n";
   s += "|:-:|---|---|---|--:|--:|--:|---|\n";
   for (const LimitResult& r : results) {
-    const std::string over =
-        r.exceeded() ? fmt::format("{} ({})", bytes_text(r.excess()), percent_text(r.excess(), r.allowed)) : "";
+    const std::string p = percent_text(r.excess(), r.allowed);
+    const std::string over = !r.exceeded() ? "" : p.empty() ? bytes_text(r.excess())
+                                                            : fmt::format("{} ({})", bytes_text(r.excess()), p);
     s += fmt::format("| {} | {} | {} = {} | {} | {} | {} | {} | {}:{} |\n", r.exceeded() ? ":x:" : ":white_check_mark:",
                      md(r.budget->name), md(r.limit->key), md(r.limit->written), md(r.input),
                      bytes_text(r.measured), bytes_text(r.allowed), md(over), md(file), r.limit->line);

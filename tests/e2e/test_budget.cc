@@ -280,6 +280,12 @@ kind_growth.INT = "1 B"
       "btfslim.toml: 2 of 5 limits exceeded"};
   CHECK(lines_of(r.out) == expected);
 
+  // In the step summary a breach of a zero-byte allowance has no percentage.
+  const RunResult gh = w.budget({"-f", "github"}, {"GITHUB_STEP_SUMMARY=" + w.dir.file("summary.md")});
+  CHECK(gh.status == 1);
+  CHECK_THAT(read_file(w.dir.file("summary.md")),
+             Contains("| :x: | growth | kind\\_growth.DECL\\_TAG = 0.5% | tagged.btf | 20 B | 0 B | 20 B | btfslim.toml:8 |\n"));
+
   // The baseline's own input, given on the command line, grew by nothing: every limit holds.
   const RunResult same = w.budget({"hand.btf"});
   INFO(same.out);
@@ -365,10 +371,37 @@ TEST_CASE("budget: a bad config is one line naming the file and line, exit 2, no
   const RunResult missing = w.budget({"--config", "nope.toml"});
   CHECK(missing.status == 2);
   CHECK_THAT(missing.err, StartsWith("btfslim: nope.toml: "));
+  std::filesystem::remove(w.dir.file("btfslim.toml"));
+  CHECK(w.budget().err == "btfslim: btfslim.toml: no budget file here: write one (man btfslim-budget) or name it with --config\n");
   write_file(w.dir.file("btfslim.toml"), "[other]\nkey = 1\n");
   CHECK_THAT(w.budget().err, StartsWith("btfslim: btfslim.toml:1: unknown key 'other'"));
   write_file(w.dir.file("btfslim.toml"), "# nothing\n");
   CHECK_THAT(w.budget().err, StartsWith("btfslim: btfslim.toml: no budgets"));
+}
+
+TEST_CASE("budget: a split BTF on its base, measured as a module", "[budget]") {
+  const TempDir dir;
+  const SplitPair pair = split_btf(false);
+  write_file(dir.file("base.btf"), pair.base);
+  write_file(dir.file("split.btf"), pair.split);
+  const RunResult m = btfslim_in(dir.path(), {"measure", "--format", "json", "--base", "base.btf", "split.btf"});
+  REQUIRE(m.status == 0);
+  const json measured = json::parse(m.out);
+  CHECK(measured["kernel_memory"]["model"] == "module");
+  write_file(dir.file("btfslim.toml"), fmt::format(R"([[budget]]
+name = "module"
+input = "split.btf"
+base = "base.btf"
+total = {}
+kernel_memory = {}
+)", pair.split.size(), measured["kernel_memory"]["bytes"].get<std::uint64_t>()));
+  const RunResult r = btfslim_in(dir.path(), {"budget", "-f", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const json doc = json::parse(r.out);
+  CHECK(doc["limits"][0]["measured_bytes"] == pair.split.size());
+  CHECK(doc["limits"][1]["measured_bytes"] == measured["kernel_memory"]["bytes"]);
+  CHECK(doc["limits"][1]["measured_bytes"] > pair.split.size());  // copied data and its types array
 }
 
 TEST_CASE("budget: the running kernel's BTF against its own size", "[budget]") {
