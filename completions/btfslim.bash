@@ -7,7 +7,7 @@
 # a value to _btfslim_value. The cli tests (tests/e2e/test_cli.cc) fail until every option of
 # `btfslim __options` is offered here.
 
-_btfslim_commands="dump measure check minimize diff dedup help"
+_btfslim_commands="dump measure check minimize diff dedup budget help"
 
 _btfslim_kind_names="int ptr array struct union enum fwd typedef volatile const restrict func func_proto var
 datasec float decl_tag type_tag enum64"
@@ -24,6 +24,7 @@ _btfslim_options() {
                         --jobs -j --shard --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
+        budget) echo "--config -c --format -f --help -h" ;;
         help) echo "--help -h" ;;
     esac
 }
@@ -72,6 +73,9 @@ _btfslim_value() {
         check:--format | check:-f) _btfslim_words "table json" ;;
         diff:--format | diff:-f) _btfslim_words "table csv json" ;;
         dedup:--format | dedup:-f) _btfslim_words "table json" ;;
+        budget:--format | budget:-f) _btfslim_words "text json junit github" ;;
+        budget:--config | budget:-c) compopt -o filenames 2>/dev/null
+                                     mapfile -t COMPREPLY < <(compgen -f -X '!*.toml' -- "$cur"; compgen -d -- "$cur") ;;
         measure:--by) _btfslim_words "default kind type prefix" ;;
         measure:--sort) _btfslim_words "own retained" ;;
         measure:--kernel-model) _btfslim_words "builtin module" ;;
@@ -123,7 +127,7 @@ _btfslim() {
         return 0
     fi
     case $command in
-        dump | measure | diff | dedup) _btfslim_btf_inputs ;;
+        dump | measure | diff | dedup | budget) _btfslim_btf_inputs ;;
         check | minimize) _btfslim_objects ;;
         help) ((cword == i + 1)) && _btfslim_words "$_btfslim_commands" ;;
     esac

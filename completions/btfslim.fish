@@ -5,7 +5,7 @@
 # A new command: add it to the list below, a line for the command and lines for its options. The cli tests
 # (tests/e2e/test_cli.cc) fail until every option of `btfslim __options` is offered here.
 
-set -l commands dump measure check minimize diff dedup help
+set -l commands dump measure check minimize diff dedup budget help
 
 # BTF to read by name: vmlinux and the modules under /sys/kernel/btf (files come from -F, or from -r for
 # an option's value).
@@ -36,6 +36,7 @@ complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a check -d '
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a minimize -d 'a BTF with only what BPF objects relocate against'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a diff -d 'compare two BTFs type by type'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a dedup -d 'deduplicate BTF and report what was removed'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a budget -d 'check a BTF against the limits of a budget file'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help, or a command\'s'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help and exit'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the versions and features'
@@ -103,4 +104,9 @@ complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s f -l format -x -a 
 complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s n -l top -x -d 'rows of the largest duplicated types'
 
 # help COMMAND
-complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize diff dedup" -a "dump measure check minimize diff dedup help"
+# budget: BTF inputs, from a budget file.
+complete -c btfslim -n '__fish_seen_subcommand_from budget' -F -a '(__btfslim_kernel_btf)'
+complete -c btfslim -n '__fish_seen_subcommand_from budget' -s c -l config -r -k -a '(__fish_complete_suffix .toml)' -d 'the budget file (default: btfslim.toml)'
+complete -c btfslim -n '__fish_seen_subcommand_from budget' -s f -l format -x -a 'text json junit github' -d 'output format'
+
+complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize diff dedup budget" -a "dump measure check minimize diff dedup budget help"

@@ -7,16 +7,22 @@
 //
 // OUTDIR gets one directory per target: raw/ (standalone BTF: the fixtures, the loops below and the
 // .BTF section of every ELF), split/ (split BTF on the fixtures' base), elf/ (every ELF, and one raw
-// BTF for the loader's other path), core/ and minimize/ (the ELF files named *.bpf.o). STAMP lists what was
-// written, for meson to depend on (a directory is not a build output it tracks).
+// BTF for the loader's other path), budget/ (TOML files and measure's JSON of a fixture), core/ and
+// minimize/ (the ELF files named *.bpf.o). STAMP lists what was written, for meson to depend on (a
+// directory is not a build output it tracks).
 #include "fixtures.h"
 
 #include "btfslim/error.h"
+#include "btfslim/footprint.h"
 #include "btfslim/input.h"
+#include "btfslim/report.h"
 
 #include <bpf/btf.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -117,6 +123,71 @@ std::string read(const fs::path& path) {
   return bytes;
 }
 
+// Budget files with every key, and the baseline they name: `measure --format json` of the footprint
+// fixture, as the command writes it.
+std::vector<std::pair<std::string, std::string>> budget_seeds() {
+  const auto bytes = std::make_shared<std::string>(btfslim::test::footprint_btf(false));
+  const auto btf = btfslim::Btf::parse("footprint.btf", bytes,
+                                       {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()});
+  const btfslim::Footprint fp(*btf);
+  char path[] = "/tmp/make_seeds.XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) throw std::runtime_error("mkstemp failed");
+  {
+    btfslim::OutputBuffer out(fd, path);
+    btfslim::MeasureOptions o;
+    o.format = btfslim::Format::Json;
+    btfslim::print_measure(*btf, fp, o, out);
+    out.flush();
+  }
+  ::close(fd);
+  const std::string baseline = read(path);
+  ::unlink(path);
+  return {
+      {"baseline.json", baseline},
+      {"sizes.toml", R"([[budget]]
+name = "vmlinux BTF"
+input = "vmlinux"
+message = "BTF is loaded on every boot"
+total = "5.5 MiB"
+kernel_memory = 7340032
+kind.FUNC = "1 MiB"
+kind.struct = "0.5 GiB"
+type."struct task_struct" = "2 KiB"
+type.node = "48 B"
+type.lonely = "0.033KB"
+)"},
+      {"growth.toml", R"([[budget]]
+name = "no growth"
+input = "build/vmlinux"
+base = "vmlinux"
+baseline = "btf-baseline.json"
+max_growth = "1%"
+kernel_memory_growth = "20 B"
+kind_growth.FUNC = "0.25 %"
+kind_growth.DECL_TAG = "1 KB"
+
+[[budget]]
+name = 'second'
+total = 196
+)"},
+      {"tables.toml", R"([[budget]]
+name = "tables"
+[budget.kind]
+INT = "20"
+FUNC_PROTO = "22 B"
+[budget.type]
+"struct node" = "47 B"
+
+[[budget]]
+name = """multi
+line"""
+message = "a | b <c> & 'd'"
+total = "195 B"
+)"},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,7 +198,7 @@ int main(int argc, char** argv) {
   try {
     const fs::path out = argv[1];
     fs::remove_all(out);
-    for (const char* d : {"raw", "split", "elf", "core", "minimize"}) fs::create_directories(out / d);
+    for (const char* d : {"raw", "split", "elf", "core", "minimize", "budget"}) fs::create_directories(out / d);
 
     using namespace btfslim::test;
     write(out / "raw/all_kinds.btf", all_kinds_btf(false));
@@ -142,6 +213,7 @@ int main(int argc, char** argv) {
     write(out / "split/split_be.btf", split_btf(true).split);
     write(out / "split/split_kinds.btf", split_kinds_btf());
     write(out / "elf/small.btf", small_btf());
+    for (const auto& [name, text] : budget_seeds()) write(out / "budget" / name, text);
 
     for (int i = 3; i < argc; ++i) {
       const fs::path elf = argv[i];

@@ -6,7 +6,7 @@ set -eu
 PACKAGES="
   build-essential pkg-config meson ninja-build
   libbpf-dev libelf-dev zlib1g-dev libcli11-dev libfmt-dev catch2
-  nlohmann-json3-dev libtomlplusplus-dev libarchive-dev
+  nlohmann-json3-dev libtomlplusplus-dev libarchive-dev libxml2-dev
   clang-19 llvm-19 bpftool dwarves scdoc groff-base time util-linux binutils
   bash-completion zsh fish valgrind
 "

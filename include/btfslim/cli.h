@@ -18,6 +18,7 @@ void register_check(CLI::App& app);
 void register_minimize(CLI::App& app);
 void register_diff(CLI::App& app);
 void register_dedup(CLI::App& app);
+void register_budget(CLI::App& app);
 
 // `--version`, the help footer, `btfslim help [COMMAND]` and the hidden `btfslim __options` (every
 // option of every command, one per line, which the cli tests check the manual and completions against).

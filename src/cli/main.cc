@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   btfslim::cli::register_minimize(app);
   btfslim::cli::register_diff(app);
   btfslim::cli::register_dedup(app);
+  btfslim::cli::register_budget(app);
   // After the commands: --version, `help` and the option listing the cli tests read.
   btfslim::cli::register_help(app);
   try {

@@ -16,7 +16,8 @@ std::string type_label(const Btf& btf, TypeId id) {
   return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), type_summary(btf, id));
 }
 
-// "task_struct", "struct task_struct", or an id.
+}  // namespace
+
 std::vector<TypeId> find_types(const Btf& btf, std::string_view query) {
   std::vector<TypeId> found;
   TypeId id = 0;
@@ -37,6 +38,8 @@ std::vector<TypeId> find_types(const Btf& btf, std::string_view query) {
   }
   return found;
 }
+
+namespace {
 
 struct Detail {
   TypeId id;

@@ -42,6 +42,11 @@ TEST_CASE("every command runs clean under valgrind memcheck", "[valgrind]") {
   commands.push_back(check);
   commands.push_back(minimize);
   commands.push_back({"dump", dir.file("min.btf")});
+  // budget: a limit of each kind (total, kernel memory, kind, type, growth), one exceeded (exit 1), in JUnit.
+  write_file(dir.file("b.json"), run({btfslim_path(), "measure", "--format", "json", input}).out);
+  write_file(dir.file("btfslim.toml"), "[[budget]]\nname = \"v\"\nbaseline = \"b.json\"\ntotal = 1\nkernel_memory = \"1 GiB\"\n"
+                                       "kind.STRUCT = \"1 GiB\"\ntype.\"1\" = \"1 GiB\"\nmax_growth = \"1%\"\n");
+  commands.push_back({"budget", "--config", dir.file("btfslim.toml"), "--format", "junit", input});
 
   for (const auto& args : commands) {
     std::vector<std::string> argv{"valgrind", "--tool=memcheck", "--error-exitcode=99", "--leak-check=full",
