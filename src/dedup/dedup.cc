@@ -151,8 +151,13 @@ Merged merge(const std::vector<std::shared_ptr<const Btf>>& inputs) {
   }
   m.btf.reset(btf__new_empty_split(m.base.get()));
   if (!m.btf) fail(first.name(), "libbpf cannot start a split BTF on {}: {}", first.base()->name(), errno_text(errno));
+  // Each input is read on a copy of the base of its own. libbpf 1.1.2's btf__add_str looks every name
+  // up in the output's base first, and a lookup appends the name to that base's string buffer, which
+  // may move it: a name that pointed into that same buffer (an input's name in the base's strings)
+  // would then be read after it was freed, as AddressSanitizer found.
   for (const auto& input : inputs) {
-    const LibbpfBtfPtr src = libbpf_split(*input, m.base.get());
+    const LibbpfBtfPtr own_base = libbpf_from_memory(*first.base());
+    const LibbpfBtfPtr src = libbpf_split(*input, own_base.get());
     append_split(m.btf.get(), src.get(), *input);
   }
   return m;
