@@ -9,8 +9,6 @@
 // `first_id()` and string offsets below `string_base()` resolve in the base.
 #pragma once
 
-#include "btfslim/memory.h"
-
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -247,7 +245,7 @@ class Btf {
   ByteOrder order_;
   TypeId first_id_ = 1;
   std::uint32_t string_base_ = 0;
-  ZeroedArray<std::uint32_t> offsets_;
+  std::vector<std::uint32_t> offsets_;
 };
 
 // Calls fn(name_off) for every string a record refers to: its name and its members', enumerators' and

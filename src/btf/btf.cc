@@ -137,20 +137,17 @@ namespace {
 // record once, with the byte order fixed at compile time: every tool run pays for it.
 template <bool Swapped>
 std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> types, TypeId first_id,
-                                               const std::string& name, ZeroedArray<std::uint32_t>& offsets) {
+                                               const std::string& name, std::vector<std::uint32_t>& offsets) {
   constexpr ByteOrder order(Swapped);
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
   auto note_name = [&](const std::uint8_t* at) { max_name = std::max(max_name, order.u32(at)); };
   auto note_ref = [&](const std::uint8_t* at) { max_ref = std::max(max_ref, order.u32(at)); };
   const auto len = static_cast<std::uint32_t>(types.size());
-  // Every record takes at least 12 bytes: an array of that bound, written once, from the huge-page pool
-  // (a first write to each 4 KiB page of a plain allocation costs microseconds here), then shortened.
-  offsets = ZeroedArray<std::uint32_t>::for_overwrite(len / kTypeHeaderSize + 1);
-  std::size_t count = 0;
+  offsets.reserve(len / 24 + 16);
   std::uint32_t off = 0;
   while (off < len) {
-    const TypeId id = first_id + static_cast<TypeId>(count);
+    const TypeId id = first_id + static_cast<TypeId>(offsets.size());
     if (len - off < kTypeHeaderSize)
       fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id, off,
            kTypeHeaderSize, len - off);
@@ -215,10 +212,9 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
       case Kind::Float:
         break;
     }
-    offsets[count++] = off;
+    offsets.push_back(off);
     off = static_cast<std::uint32_t>(end);
   }
-  offsets.truncate(count);
   return {max_name, max_ref};
 }
 
