@@ -1,6 +1,7 @@
 // Writing results: a buffered writer for stdout, a streaming JSON writer, human-readable sizes.
 #pragma once
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -19,9 +20,18 @@ class OutputBuffer {
   OutputBuffer(const OutputBuffer&) = delete;
   OutputBuffer& operator=(const OutputBuffer&) = delete;
 
+  // Formats into the buffer itself (an appender: no intermediate buffer). `format` is a checked format
+  // string, or one compiled with FMT_COMPILE for the per-type lines of large outputs, which then skip
+  // parsing the format at run time.
   template <typename... Args>
   void print(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(buf_), format, std::forward<Args>(args)...);
+    fmt::format_to(fmt::appender(buf_), format, std::forward<Args>(args)...);
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  template <typename Compiled, typename... Args>
+    requires fmt::detail::is_compiled_string<Compiled>::value
+  void print(const Compiled& format, Args&&... args) {
+    fmt::format_to(fmt::appender(buf_), format, std::forward<Args>(args)...);
     if (buf_.size() >= kFlushAt) flush();
   }
   void write(std::string_view s) {

@@ -172,10 +172,10 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
   const TypeView t = btf.type(id);
   const Kind kind = t.kind();
   const unsigned vlen = t.vlen();
-  out.print("[{}] {} '{}'", id, kind_name(kind), name_or_anon(btf, t.name_off()));
+  out.print(FMT_COMPILE("[{}] {} '{}'"), id, kind_name(kind), name_or_anon(btf, t.name_off()));
   switch (kind) {
     case Kind::Int:
-      out.print(" size={} bits_offset={} nr_bits={} encoding={}", t.size(), t.int_offset(), t.int_bits(),
+      out.print(FMT_COMPILE(" size={} bits_offset={} nr_bits={} encoding={}"), t.size(), t.int_offset(), t.int_bits(),
                 int_encoding_name(t.int_encoding()));
       break;
     case Kind::Ptr:
@@ -184,75 +184,75 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
     case Kind::Restrict:
     case Kind::Typedef:
     case Kind::TypeTag:
-      out.print(" type_id={}", t.ref());
+      out.print(FMT_COMPILE(" type_id={}"), t.ref());
       break;
     case Kind::Array: {
       const ArrayInfo a = t.array();
-      out.print(" type_id={} index_type_id={} nr_elems={}", a.type, a.index_type, a.nelems);
+      out.print(FMT_COMPILE(" type_id={} index_type_id={} nr_elems={}"), a.type, a.index_type, a.nelems);
       break;
     }
     case Kind::Struct:
     case Kind::Union:
-      out.print(" size={} vlen={}", t.size(), vlen);
+      out.print(FMT_COMPILE(" size={} vlen={}"), t.size(), vlen);
       for (unsigned i = 0; i < vlen; ++i) {
         const Member m = t.member(i);
-        out.print("\n\t'{}' type_id={} bits_offset={}", name_or_anon(btf, m.name_off), m.type,
+        out.print(FMT_COMPILE("\n\t'{}' type_id={} bits_offset={}"), name_or_anon(btf, m.name_off), m.type,
                   t.member_bit_offset(m));
-        if (const auto bits = t.member_bitfield_size(m)) out.print(" bitfield_size={}", bits);
+        if (const auto bits = t.member_bitfield_size(m)) out.print(FMT_COMPILE(" bitfield_size={}"), bits);
       }
       break;
     case Kind::Enum:
-      out.print(" encoding={} size={} vlen={}", t.kflag() ? "SIGNED" : "UNSIGNED", t.size(), vlen);
+      out.print(FMT_COMPILE(" encoding={} size={} vlen={}"), t.kflag() ? "SIGNED" : "UNSIGNED", t.size(), vlen);
       for (unsigned i = 0; i < vlen; ++i) {
         const EnumValue v = t.enum_value(i);
         if (t.kflag())
-          out.print("\n\t'{}' val={}", name_or_anon(btf, v.name_off), static_cast<std::int32_t>(v.value));
+          out.print(FMT_COMPILE("\n\t'{}' val={}"), name_or_anon(btf, v.name_off), static_cast<std::int32_t>(v.value));
         else
-          out.print("\n\t'{}' val={}", name_or_anon(btf, v.name_off), v.value);
+          out.print(FMT_COMPILE("\n\t'{}' val={}"), name_or_anon(btf, v.name_off), v.value);
       }
       break;
     case Kind::Enum64:
-      out.print(" encoding={} size={} vlen={}", t.kflag() ? "SIGNED" : "UNSIGNED", t.size(), vlen);
+      out.print(FMT_COMPILE(" encoding={} size={} vlen={}"), t.kflag() ? "SIGNED" : "UNSIGNED", t.size(), vlen);
       for (unsigned i = 0; i < vlen; ++i) {
         const Enum64Value v = t.enum64_value(i);
         if (t.kflag())
-          out.print("\n\t'{}' val={}LL", name_or_anon(btf, v.name_off), static_cast<std::int64_t>(v.value));
+          out.print(FMT_COMPILE("\n\t'{}' val={}LL"), name_or_anon(btf, v.name_off), static_cast<std::int64_t>(v.value));
         else
-          out.print("\n\t'{}' val={}ULL", name_or_anon(btf, v.name_off), v.value);
+          out.print(FMT_COMPILE("\n\t'{}' val={}ULL"), name_or_anon(btf, v.name_off), v.value);
       }
       break;
     case Kind::Fwd:
-      out.print(" fwd_kind={}", t.kflag() ? "union" : "struct");
+      out.print(FMT_COMPILE(" fwd_kind={}"), t.kflag() ? "union" : "struct");
       break;
     case Kind::Func:
-      out.print(" type_id={} linkage={}", t.ref(), linkage_name(t.func_linkage()));
+      out.print(FMT_COMPILE(" type_id={} linkage={}"), t.ref(), linkage_name(t.func_linkage()));
       break;
     case Kind::FuncProto:
-      out.print(" ret_type_id={} vlen={}", t.ref(), vlen);
+      out.print(FMT_COMPILE(" ret_type_id={} vlen={}"), t.ref(), vlen);
       for (unsigned i = 0; i < vlen; ++i) {
         const Param p = t.param(i);
-        out.print("\n\t'{}' type_id={}", name_or_anon(btf, p.name_off), p.type);
+        out.print(FMT_COMPILE("\n\t'{}' type_id={}"), name_or_anon(btf, p.name_off), p.type);
       }
       break;
     case Kind::Var:
-      out.print(" type_id={}, linkage={}", t.ref(), linkage_name(t.var_linkage()));
+      out.print(FMT_COMPILE(" type_id={}, linkage={}"), t.ref(), linkage_name(t.var_linkage()));
       break;
     case Kind::Datasec:
-      out.print(" size={} vlen={}", t.size(), vlen);
+      out.print(FMT_COMPILE(" size={} vlen={}"), t.size(), vlen);
       for (unsigned i = 0; i < vlen; ++i) {
         const VarSecInfo v = t.secinfo(i);
-        out.print("\n\ttype_id={} offset={} size={}", v.type, v.offset, v.size);
+        out.print(FMT_COMPILE("\n\ttype_id={} offset={} size={}"), v.type, v.offset, v.size);
         if (btf.valid_id(v.type)) {
           const TypeView vt = btf.type(v.type);
-          out.print(" ({} '{}')", kind_name(vt.kind()), name_or_anon(btf, vt.name_off()));
+          out.print(FMT_COMPILE(" ({} '{}')"), kind_name(vt.kind()), name_or_anon(btf, vt.name_off()));
         }
       }
       break;
     case Kind::Float:
-      out.print(" size={}", t.size());
+      out.print(FMT_COMPILE(" size={}"), t.size());
       break;
     case Kind::DeclTag:
-      out.print(" type_id={} component_idx={}", t.ref(), t.decl_tag_component_idx());
+      out.print(FMT_COMPILE(" type_id={} component_idx={}"), t.ref(), t.decl_tag_component_idx());
       break;
     case Kind::Unknown:
       break;
