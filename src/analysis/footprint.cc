@@ -11,7 +11,8 @@
 // - the sweep finds each extent with bit operations on the bitmap and on a bitmap of the NULs, and
 //   turns each rank's count into its weight, extent / count;
 // - pass 2 walks the records and the flat list together, sums weights, and rolls up the per-kind
-//   figures on the way.
+//   figures on the way; for the per-kind figures alone it walks only the list, whose names pass 1
+//   marked with their record's kind.
 // Offsets that name no string of this BTF (0, or the base's strings) rank one past the last, whose
 // weight is 0, so that pass 2 needs no branch for them. Nothing is allocated per type.
 #include "btfslim/footprint.h"
@@ -102,15 +103,32 @@ StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds)
   // Pass 1: which offsets are named, and the list of names in record order. Offset 0 is "no name", not
   // a use of a string; offsets below `base` are the base's strings. The list's bound: a record names
   // one string in its header and at most one per 8 trailing bytes.
+  // For the kinds alone, pass 1 also counts the records and notes, per name, its record's kind and
+  // whether it is the record's first (its own name, which every record has), so that pass 2 is a loop
+  // over the names that adds the same weights in the same order as the walk over the records would.
+  const bool kinds_only = kinds && !per_type;
+  constexpr std::uint8_t kFirstName = 0x80;
   ZeroedArray<std::uint64_t> named(words);
   const std::uint64_t trailing = btf.type_section().size() - std::uint64_t{kTypeHeaderSize} * n;
   auto refs = ZeroedArray<std::uint32_t>::for_overwrite(n + trailing / 8);
+  auto ref_kinds = kinds_only ? ZeroedArray<std::uint8_t>::for_overwrite(refs.size()) : ZeroedArray<std::uint8_t>();
   std::uint32_t* ref = refs.data();
+  std::uint8_t* ref_kind = ref_kinds.data();
   for_each_record(btf, [&](std::uint32_t, const TypeView& t) {
+    std::uint8_t kind_mark = static_cast<std::uint8_t>(t.kind()) | kFirstName;
+    if (kinds_only) {
+      KindFootprint& kind = kinds->kinds[static_cast<unsigned>(t.kind())];
+      ++kind.count;
+      kind.record_bytes += t.record_size();
+    }
     for_each_name_ref(t, [&](std::uint32_t off) {
       const std::uint32_t i = off != 0 && off >= base ? off - base : len;
       named[i / 64] |= std::uint64_t{1} << (i % 64);
       *ref++ = i;
+      if (kinds_only) {
+        *ref_kind++ = kind_mark;
+        kind_mark &= ~kFirstName;
+      }
     });
   });
   refs.truncate(static_cast<std::size_t>(ref - refs.data()));
@@ -175,6 +193,20 @@ StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds)
   out.unreferenced_bytes = len - out.referenced_bytes;
 
   // Pass 2: each type's share, the names' weights summed in record order.
+  if (kinds_only) {
+    double share = 0;
+    unsigned kind = 0;
+    for (std::size_t j = 0; j < refs.size(); ++j) {
+      if (ref_kinds[j] & kFirstName) {
+        if (j > 0) kinds->kinds[kind].string_bytes += share;
+        share = 0;
+        kind = ref_kinds[j] & ~kFirstName;
+      }
+      share += weight[refs[j]];
+    }
+    if (!refs.empty()) kinds->kinds[kind].string_bytes += share;
+    return out;
+  }
   const std::uint32_t* r = refs.data();
   for_each_record(btf, [&](std::uint32_t node, const TypeView& t) {
     double share = 0;
