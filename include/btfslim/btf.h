@@ -248,43 +248,40 @@ class Btf {
   std::vector<std::uint32_t> offsets_;
 };
 
-// Calls fn(name_off) for every string a record refers to: its name and its members', enumerators' and
-// parameters' names. Hot in every analysis: decodes the record header once and strides the entries.
+// Where a record keeps the string offsets and type ids it refers to: the one list of them, which
+// readers, the parser's checks and rewriters all go through. fn(offset, role) is called for each field,
+// `offset` in bytes from the record's start, for a record whose info word is `info`.
+enum class NameRole : std::uint8_t { Type, Member, Enumerator, Param };
+enum class RefRole : std::uint8_t { Type, Element, Index, Member, Return, Param, Variable };
+
 template <typename Fn>
-void for_each_name_ref(const TypeView& t, Fn&& fn) {
-  const ByteOrder order = t.byte_order();
-  const std::uint8_t* p = t.data();
-  fn(order.u32(p));
-  const std::uint32_t info = order.u32(p + 4);
+inline void for_each_name_field(std::uint32_t info, Fn&& fn) {
+  fn(std::uint32_t{0}, NameRole::Type);
   const unsigned vlen = info & 0xffff;
-  unsigned stride = 0;
+  std::uint32_t entry = kTypeHeaderSize;
   switch (static_cast<Kind>((info >> 24) & 0x1f)) {
     case Kind::Struct:
     case Kind::Union:
-    case Kind::Enum64:
-      stride = 12;
+      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry, NameRole::Member);
       break;
     case Kind::Enum:
+      for (unsigned i = 0; i < vlen; ++i, entry += 8) fn(entry, NameRole::Enumerator);
+      break;
+    case Kind::Enum64:
+      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry, NameRole::Enumerator);
+      break;
     case Kind::FuncProto:
-      stride = 8;
+      for (unsigned i = 0; i < vlen; ++i, entry += 8) fn(entry, NameRole::Param);
       break;
     default:
-      return;
+      break;
   }
-  const std::uint8_t* entry = p + kTypeHeaderSize;
-  for (unsigned i = 0; i < vlen; ++i, entry += stride) fn(order.u32(entry));
 }
 
-// Calls fn(type_id) for every type id a record refers to (0 for void included): the referenced type of
-// modifiers, typedefs, pointers, funcs, vars and tags; array element and index types; member,
-// parameter, return and variable types.
 template <typename Fn>
-void for_each_type_ref(const TypeView& t, Fn&& fn) {
-  const ByteOrder order = t.byte_order();
-  const std::uint8_t* p = t.data();
-  const std::uint32_t info = order.u32(p + 4);
+inline void for_each_type_field(std::uint32_t info, Fn&& fn) {
   const unsigned vlen = info & 0xffff;
-  const std::uint8_t* entry = p + kTypeHeaderSize;
+  std::uint32_t entry = kTypeHeaderSize;
   switch (static_cast<Kind>((info >> 24) & 0x1f)) {
     case Kind::Ptr:
     case Kind::Typedef:
@@ -295,26 +292,45 @@ void for_each_type_ref(const TypeView& t, Fn&& fn) {
     case Kind::Var:
     case Kind::TypeTag:
     case Kind::DeclTag:
-      fn(order.u32(p + 8));
+      fn(std::uint32_t{8}, RefRole::Type);
       break;
     case Kind::Array:
-      fn(order.u32(entry));
-      fn(order.u32(entry + 4));
+      fn(entry, RefRole::Element);
+      fn(entry + 4, RefRole::Index);
       break;
     case Kind::Struct:
     case Kind::Union:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(order.u32(entry + 4));
+      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry + 4, RefRole::Member);
       break;
     case Kind::FuncProto:
-      fn(order.u32(p + 8));
-      for (unsigned i = 0; i < vlen; ++i, entry += 8) fn(order.u32(entry + 4));
+      fn(std::uint32_t{8}, RefRole::Return);
+      for (unsigned i = 0; i < vlen; ++i, entry += 8) fn(entry + 4, RefRole::Param);
       break;
     case Kind::Datasec:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(order.u32(entry));
+      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry, RefRole::Variable);
       break;
     default:
       break;
   }
+}
+
+// Calls fn(name_off) for every string a record refers to: its name and its members', enumerators' and
+// parameters' names. Hot in every analysis: decodes the record header once and strides the entries.
+template <typename Fn>
+void for_each_name_ref(const TypeView& t, Fn&& fn) {
+  const ByteOrder order = t.byte_order();
+  const std::uint8_t* p = t.data();
+  for_each_name_field(order.u32(p + 4), [&](std::uint32_t off, NameRole) { fn(order.u32(p + off)); });
+}
+
+// Calls fn(type_id) for every type id a record refers to (0 for void included): the referenced type of
+// modifiers, typedefs, pointers, funcs, vars and tags; array element and index types; member,
+// parameter, return and variable types.
+template <typename Fn>
+void for_each_type_ref(const TypeView& t, Fn&& fn) {
+  const ByteOrder order = t.byte_order();
+  const std::uint8_t* p = t.data();
+  for_each_type_field(order.u32(p + 4), [&](std::uint32_t off, RefRole) { fn(order.u32(p + off)); });
 }
 
 // A type's name, or "(anon)" for name offset 0 (bpftool's convention).

@@ -42,6 +42,9 @@ struct Minimized {
   // holding it, at their absolute bit offsets.
   std::set<std::pair<TypeId, std::uint32_t>> flattened;
 
+  // The kept type ids from `first` on, ascending.
+  std::vector<TypeId> kept_ids(TypeId first = 1) const;
+
   // `bytes` read back (on `base` when split), named `name` in errors.
   std::shared_ptr<const Btf> parse(const std::string& name) const;
 };

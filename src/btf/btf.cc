@@ -141,8 +141,6 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   constexpr ByteOrder order(Swapped);
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
-  auto note_name = [&](const std::uint8_t* at) { max_name = std::max(max_name, order.u32(at)); };
-  auto note_ref = [&](const std::uint8_t* at) { max_ref = std::max(max_ref, order.u32(at)); };
   const auto len = static_cast<std::uint32_t>(types.size());
   offsets.reserve(len / 24 + 16);
   std::uint32_t off = 0;
@@ -164,54 +162,8 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
       fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
            kind_name(kind), vlen, kTypeHeaderSize + trailing, off, len - off);
     if (id == 0xffffffffu) fail(name, "too many types");
-    // The names and type ids for_each_name_ref and for_each_type_ref visit, in one switch.
-    note_name(p);
-    const std::uint8_t* entry = p + kTypeHeaderSize;
-    switch (kind) {
-      case Kind::Ptr:
-      case Kind::Typedef:
-      case Kind::Volatile:
-      case Kind::Const:
-      case Kind::Restrict:
-      case Kind::Func:
-      case Kind::Var:
-      case Kind::TypeTag:
-      case Kind::DeclTag:
-        note_ref(p + 8);
-        break;
-      case Kind::Array:
-        note_ref(entry);
-        note_ref(entry + 4);
-        break;
-      case Kind::Struct:
-      case Kind::Union:
-        for (unsigned i = 0; i < vlen; ++i, entry += 12) {
-          note_name(entry);
-          note_ref(entry + 4);
-        }
-        break;
-      case Kind::Enum:
-        for (unsigned i = 0; i < vlen; ++i, entry += 8) note_name(entry);
-        break;
-      case Kind::Enum64:
-        for (unsigned i = 0; i < vlen; ++i, entry += 12) note_name(entry);
-        break;
-      case Kind::FuncProto:
-        note_ref(p + 8);
-        for (unsigned i = 0; i < vlen; ++i, entry += 8) {
-          note_name(entry);
-          note_ref(entry + 4);
-        }
-        break;
-      case Kind::Datasec:
-        for (unsigned i = 0; i < vlen; ++i, entry += 12) note_ref(entry);
-        break;
-      case Kind::Unknown:
-      case Kind::Int:
-      case Kind::Fwd:
-      case Kind::Float:
-        break;
-    }
+    for_each_name_field(info, [&](std::uint32_t at, NameRole) { max_name = std::max(max_name, order.u32(p + at)); });
+    for_each_type_field(info, [&](std::uint32_t at, RefRole) { max_ref = std::max(max_ref, order.u32(p + at)); });
     offsets.push_back(off);
     off = static_cast<std::uint32_t>(end);
   }
@@ -226,68 +178,23 @@ std::pair<std::uint32_t, TypeId> Btf::index_types() {
 }
 
 void Btf::check_references(TypeId id, const TypeView& t) const {
+  static constexpr std::string_view kNameLabel[] = {"name", "member name", "enumerator name", "parameter name"};
+  static constexpr std::string_view kRefLabel[] = {"its type",        "its element type", "its index type", "a member",
+                                                   "its return type", "a parameter",      "a variable"};
   const Kind kind = t.kind();
-  auto check_name = [&](std::uint32_t off, std::string_view what) {
+  const char* hint = base_ ? "" : "; is this split BTF? pass --base";
+  for_each_name_field(t.info(), [&](std::uint32_t at, NameRole role) {
+    const std::uint32_t off = order_.u32(t.data() + at);
     if (off >= string_end())
       fail(name_, "type [{}] {}: {} offset {} is past the end of the strings ({} bytes){}", id, kind_name(kind),
-           what, off, string_end(), base_ ? "" : "; is this split BTF? pass --base");
-  };
-  auto check_type = [&](TypeId ref, std::string_view what) {
+           kNameLabel[static_cast<unsigned>(role)], off, string_end(), hint);
+  });
+  for_each_type_field(t.info(), [&](std::uint32_t at, RefRole role) {
+    const TypeId ref = order_.u32(t.data() + at);
     if (ref >= end_id())
-      fail(name_, "type [{}] {}: {} refers to type {}, but the last type is [{}]{}", id, kind_name(kind), what,
-           ref, end_id() - 1, base_ ? "" : "; is this split BTF? pass --base");
-  };
-  check_name(t.name_off(), "name");
-  const unsigned vlen = t.vlen();
-  switch (kind) {
-    case Kind::Ptr:
-    case Kind::Typedef:
-    case Kind::Volatile:
-    case Kind::Const:
-    case Kind::Restrict:
-    case Kind::Func:
-    case Kind::Var:
-    case Kind::TypeTag:
-    case Kind::DeclTag:
-      check_type(t.ref(), "its type");
-      break;
-    case Kind::Array: {
-      const ArrayInfo a = t.array();
-      check_type(a.type, "its element type");
-      check_type(a.index_type, "its index type");
-      break;
-    }
-    case Kind::Struct:
-    case Kind::Union:
-      for (unsigned i = 0; i < vlen; ++i) {
-        const Member m = t.member(i);
-        check_name(m.name_off, "member name");
-        check_type(m.type, "a member");
-      }
-      break;
-    case Kind::Enum:
-      for (unsigned i = 0; i < vlen; ++i) check_name(t.enum_value(i).name_off, "enumerator name");
-      break;
-    case Kind::Enum64:
-      for (unsigned i = 0; i < vlen; ++i) check_name(t.enum64_value(i).name_off, "enumerator name");
-      break;
-    case Kind::FuncProto:
-      check_type(t.ref(), "its return type");
-      for (unsigned i = 0; i < vlen; ++i) {
-        const Param prm = t.param(i);
-        check_name(prm.name_off, "parameter name");
-        check_type(prm.type, "a parameter");
-      }
-      break;
-    case Kind::Datasec:
-      for (unsigned i = 0; i < vlen; ++i) check_type(t.secinfo(i).type, "a variable");
-      break;
-    case Kind::Int:
-    case Kind::Fwd:
-    case Kind::Float:
-    case Kind::Unknown:
-      break;
-  }
+      fail(name_, "type [{}] {}: {} refers to type {}, but the last type is [{}]{}", id, kind_name(kind),
+           kRefLabel[static_cast<unsigned>(role)], ref, end_id() - 1, hint);
+  });
 }
 
 }  // namespace btfslim

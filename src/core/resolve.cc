@@ -294,20 +294,6 @@ void judge_patch(const Calc& res, const std::uint8_t* p, std::size_t left, bool 
   }
 }
 
-std::string kind_label(Kind k) {
-  switch (k) {
-    case Kind::Struct:
-      return "struct";
-    case Kind::Union:
-      return "union";
-    case Kind::Enum:
-    case Kind::Enum64:
-      return "enum";
-    default:
-      return std::string(kind_name(k));
-  }
-}
-
 std::string errno_text(int err) {
   switch (-err) {
     case EINVAL:
@@ -430,7 +416,7 @@ std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateI
       std::string miss = cx.take_why();
       if (list.empty()) {
         const TypeView lt = local.type(r.local_type);
-        miss = fmt::format("no {} named '{}' in the target", kind_label(lt.kind()), essential_name(local_name));
+        miss = fmt::format("no {} named '{}' in the target", core::kind_word(lt.kind()), essential_name(local_name));
       }
       out.reason = std::move(miss);  // also for an existence check that found nothing: it says why
     } else {

@@ -23,25 +23,6 @@ bool names_match(const Btf& lb, std::uint32_t local_off, const Btf& tb, std::uin
   return essential_name(l) == essential_name(t);
 }
 
-std::string_view kind_word(Kind k) {
-  switch (k) {
-    case Kind::Struct:
-      return "struct";
-    case Kind::Union:
-      return "union";
-    case Kind::Enum:
-    case Kind::Enum64:
-      return "enum";
-    case Kind::Typedef:
-      return "typedef";
-    case Kind::Fwd:
-      return "fwd";
-    case Kind::Unknown:
-      return "void";
-    default:
-      return kind_name(k);
-  }
-}
 
 std::string type_label(const Btf& btf, TypeId id) {
   const std::uint32_t off = name_off_of(btf, id);
@@ -287,27 +268,47 @@ bool parse_index(std::string_view& s, std::int64_t& out) {
 
 }  // namespace
 
-std::uint32_t Context::pointer_size(const Btf& btf) {
-  if (ptr_btf_ == &btf) return ptr_size_;
+std::string_view kind_word(Kind k) {
+  switch (k) {
+    case Kind::Struct:
+      return "struct";
+    case Kind::Union:
+      return "union";
+    case Kind::Enum:
+    case Kind::Enum64:
+      return "enum";
+    case Kind::Typedef:
+      return "typedef";
+    case Kind::Fwd:
+      return "fwd";
+    case Kind::Unknown:
+      return "void";
+    default:
+      return kind_name(k);
+  }
+}
+
+TypeId long_type(const Btf& btf) {
   static constexpr std::string_view kLongNames[] = {
       "long",          "long int",          "int long",          "unsigned long",
       "long unsigned", "unsigned long int", "unsigned int long", "long unsigned int",
       "long int unsigned", "int unsigned long", "int long unsigned"};
-  std::uint32_t size = sizeof(void*);
   for (TypeId id = 1; id < btf.end_id(); ++id) {
     const TypeView t = btf.type(id);
     if (t.kind() != Kind::Int || (t.size() != 4 && t.size() != 8)) continue;
     const std::string_view name = btf.str(t.name_off());
-    bool is_long = false;
-    for (auto n : kLongNames) is_long = is_long || n == name;
-    if (is_long) {
-      size = t.size();
-      break;
-    }
+    for (auto n : kLongNames)
+      if (n == name) return id;
   }
+  return 0;
+}
+
+std::uint32_t Context::pointer_size(const Btf& btf) {
+  if (ptr_btf_ == &btf) return ptr_size_;
+  const TypeId id = long_type(btf);
   ptr_btf_ = &btf;
-  ptr_size_ = size;
-  return size;
+  ptr_size_ = id ? btf.type(id).size() : sizeof(void*);
+  return ptr_size_;
 }
 
 bool skip_mods_and_typedefs(const Btf& btf, TypeId id, TypeId& result) {

@@ -68,6 +68,14 @@ inline bool is_composite(Kind k) { return k == Kind::Struct || k == Kind::Union;
 inline bool is_any_enum(Kind k) { return k == Kind::Enum || k == Kind::Enum64; }
 inline bool kinds_core_compatible(Kind a, Kind b) { return a == b || (is_any_enum(a) && is_any_enum(b)); }
 
+// The first INT of 4 or 8 bytes named like `long` ("long", "unsigned long int"...), which libbpf sizes
+// pointers by; 0 where there is none.
+TypeId long_type(const Btf& btf);
+
+// How C spells a kind before a name: "struct", "enum" (also for ENUM64), "typedef", "void" for id 0;
+// other kinds as kind_name spells them.
+std::string_view kind_word(Kind k);
+
 // Skips modifiers (const, volatile, restrict, type tags) and typedefs; false on a loop.
 bool skip_mods_and_typedefs(const Btf& btf, TypeId id, TypeId& result);
 // btf__resolve_size: bytes of a type, or a negative errno.

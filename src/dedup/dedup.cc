@@ -62,49 +62,17 @@ LibbpfBtfPtr libbpf_split(const Btf& btf, struct btf* base) {
   return LibbpfBtfPtr(b);
 }
 
-// Calls fn(id&) for each type id a native-order record holds (as for_each_type_ref reads them).
+// Calls fn(id&) for each type id a native-order record holds.
 template <typename Fn>
 void for_each_type_id_slot(std::uint8_t* p, Fn&& fn) {
-  auto slot = [&](std::uint8_t* at) {
-    std::uint32_t id;
-    std::memcpy(&id, at, sizeof id);
-    fn(id);
-    std::memcpy(at, &id, sizeof id);
-  };
   std::uint32_t info;
   std::memcpy(&info, p + 4, sizeof info);
-  const unsigned vlen = info & 0xffff;
-  std::uint8_t* entry = p + kTypeHeaderSize;
-  switch (static_cast<Kind>((info >> 24) & 0x1f)) {
-    case Kind::Ptr:
-    case Kind::Typedef:
-    case Kind::Volatile:
-    case Kind::Const:
-    case Kind::Restrict:
-    case Kind::Func:
-    case Kind::Var:
-    case Kind::TypeTag:
-    case Kind::DeclTag:
-      slot(p + 8);
-      break;
-    case Kind::Array:
-      slot(entry);
-      slot(entry + 4);
-      break;
-    case Kind::Struct:
-    case Kind::Union:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) slot(entry + 4);
-      break;
-    case Kind::FuncProto:
-      slot(p + 8);
-      for (unsigned i = 0; i < vlen; ++i, entry += 8) slot(entry + 4);
-      break;
-    case Kind::Datasec:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) slot(entry);
-      break;
-    default:
-      break;
-  }
+  for_each_type_field(info, [&](std::uint32_t off, RefRole) {
+    std::uint32_t id;
+    std::memcpy(&id, p + off, sizeof id);
+    fn(id);
+    std::memcpy(p + off, &id, sizeof id);
+  });
 }
 
 // Appends the own types of `src` (libbpf's copy of `input`, split on the same base as `dst`) to `dst`,

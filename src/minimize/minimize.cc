@@ -305,21 +305,6 @@ void mark_relocation(Marker& mark, const BpfObject& obj, const CoreRelocation& r
   (void)obj;
 }
 
-std::uint32_t pointer_size_type(const Btf& src) {
-  static constexpr std::string_view kLongNames[] = {
-      "long",          "long int",          "int long",          "unsigned long",
-      "long unsigned", "unsigned long int", "unsigned int long", "long unsigned int",
-      "long int unsigned", "int unsigned long", "int long unsigned"};
-  for (TypeId id = 1; id < src.end_id(); ++id) {
-    const TypeView t = src.type(id);
-    if (t.kind() != Kind::Int || (t.size() != 4 && t.size() != 8)) continue;
-    const std::string_view name = src.str(t.name_off());
-    for (auto n : kLongNames)
-      if (n == name) return id;
-  }
-  return 0;
-}
-
 // Writes the marked types of `src` from id `cut` on, in source order, numbered from `cut`: a split BTF
 // on a base that has the source's types below `cut` (references to them stay as they are), or, with
 // `cut` 1, a standalone BTF. `string_base`: the base's string bytes.
@@ -394,10 +379,13 @@ std::string write_marked(const Btf& src, Minimized& m, TypeId cut, std::uint32_t
 
   // Which kept types are written: a flattened composite only while something other than the struct
   // it is flattened into still refers to it (a pointer, a typedef, a union's member...).
-  std::vector<bool> written(m.kept.begin(), m.kept.end());
+  // (The kept ids from `cut` on, in order: a few hundred, where a scan of every source id costs as much
+  // as the rest of writing.)
+  const std::vector<TypeId> kept_list = m.kept_ids(cut);
+  std::vector<bool> written = m.kept;
   std::vector<TypeId> dropped;
-  for (TypeId id = cut; id < src.end_id(); ++id) {
-    if (!m.kept[id] || src.type(id).kind() != Kind::Struct || m.whole[id]) continue;
+  for (const TypeId id : kept_list) {
+    if (src.type(id).kind() != Kind::Struct || m.whole[id]) continue;
     std::vector<TypeId> inlined;
     (void)members_of(id, &inlined);
     for (const TypeId child : inlined)
@@ -413,37 +401,15 @@ std::string write_marked(const Btf& src, Minimized& m, TypeId cut, std::uint32_t
       const TypeId r = to < cut ? to : resolve(src, to);
       if (r != 0 && r < referenced.size()) referenced[r] = true;
     };
-    for (TypeId id = cut; id < src.end_id(); ++id) {
+    for (const TypeId id : kept_list) {
       if (!written[id]) continue;
       const TypeView t = src.type(id);
-      switch (t.kind()) {
-        case Kind::Ptr:
-          if (m.pointee[id]) refer(t.ref());
-          break;
-        case Kind::Struct:
-        case Kind::Union:
-          for (const OutMember& om : members_of(id)) refer(om.type);
-          break;
-        case Kind::Array:
-          refer(t.array().type);
-          refer(t.array().index_type);
-          break;
-        case Kind::FuncProto:
-          refer(t.ref());
-          for (unsigned i = 0; i < t.vlen(); ++i) refer(t.param(i).type);
-          break;
-        case Kind::Typedef:
-        case Kind::Volatile:
-        case Kind::Const:
-        case Kind::Restrict:
-        case Kind::TypeTag:
-        case Kind::Func:
-        case Kind::Var:
-        case Kind::DeclTag:
-          refer(t.ref());
-          break;
-        default:
-          break;
+      if (t.kind() == Kind::Ptr) {
+        if (m.pointee[id]) refer(t.ref());
+      } else if (t.kind() == Kind::Struct || t.kind() == Kind::Union) {
+        for (const OutMember& om : members_of(id)) refer(om.type);
+      } else {
+        for_each_type_ref(t, refer);
       }
     }
     for (const TypeId d : dropped)
@@ -451,7 +417,7 @@ std::string write_marked(const Btf& src, Minimized& m, TypeId cut, std::uint32_t
   }
 
   std::vector<TypeId> kept_ids;
-  for (TypeId id = cut; id < src.end_id(); ++id)
+  for (const TypeId id : kept_list)
     if (written[id]) kept_ids.push_back(id);
   std::unordered_map<TypeId, TypeId> new_id;
   TypeId next = cut;
@@ -622,6 +588,15 @@ CoreTarget minimize_target(const std::shared_ptr<const Btf>& btf) {
   return CoreTarget(btf);
 }
 
+std::vector<TypeId> Minimized::kept_ids(TypeId first) const {
+  std::vector<TypeId> out;
+  out.reserve(type_reasons.size());
+  for (const auto& [id, reason] : type_reasons)
+    if (id >= first) out.push_back(id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::shared_ptr<const Btf> Minimized::parse(const std::string& name) const {
   auto owner = std::make_shared<std::string>(bytes);
   return Btf::parse(name, owner,
@@ -644,9 +619,8 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
   // libbpf sizes pointers by the first INT named like "long", and by the host's pointer size (8 on the
   // 64-bit hosts that load BPF) where there is none: a 4-byte long is kept where a pointer is.
   bool any_pointer = false;
-  for (TypeId id = 1; id < source.end_id() && !any_pointer; ++id)
-    any_pointer = out.kept[id] && source.type(id).kind() == Kind::Ptr;
-  if (const TypeId long_id = pointer_size_type(source); long_id && any_pointer && source.type(long_id).size() != 8) {
+  for (const auto& [id, reason] : out.type_reasons) any_pointer = any_pointer || source.type(id).kind() == Kind::Ptr;
+  if (const TypeId long_id = core::long_type(source); long_id && any_pointer && source.type(long_id).size() != 8) {
     mark.type(long_id);
     mark.named(long_id);
   }
@@ -665,8 +639,8 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
 
   // C printed from --keep's types needs the names of the ints it uses, however deep.
   if (!options.keep.empty())
-    for (TypeId id = 1; id < source.end_id(); ++id)
-      if (out.kept[id] && source.type(id).kind() == Kind::Int) mark.named(id);
+    for (const auto& [id, reason] : out.type_reasons)
+      if (source.type(id).kind() == Kind::Int) mark.named(id);
 
   // Where the output goes: standalone; split on the source's own base (a module: what the base has is
   // referenced as it is, only the module's types are written); or split on another base, onto which
