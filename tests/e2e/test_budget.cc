@@ -8,6 +8,7 @@
 // tests/unit/test_budget_config.cc.
 #include "fixtures.h"
 #include "process.h"
+#include "text.h"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -25,13 +26,6 @@ namespace {
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Runs btfslim in `dir`, so that the default btfslim.toml and relative names resolve there.
 RunResult btfslim_in(const std::string& dir, const std::vector<std::string>& args,

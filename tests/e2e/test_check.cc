@@ -10,6 +10,7 @@
 // A mismatch prints one line per relocation, libbpf's outcome beside ours.
 #include "libbpf_oracle.h"
 #include "process.h"
+#include "text.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -23,8 +24,6 @@ namespace btfslim::test {
 namespace {
 
 using nlohmann::json;
-
-std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // Our relocation records for `object` against `btf`, by (program, relo #).
 struct Ours {

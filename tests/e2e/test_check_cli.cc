@@ -11,6 +11,7 @@
 #include "elf_image.h"
 #include "libbpf_oracle.h"
 #include "process.h"
+#include "text.h"
 
 #include <catch2/catch.hpp>
 #include <archive.h>
@@ -33,36 +34,14 @@ using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
 
-std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
-std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
 std::string pahole_elf() { return build_data_dir() + "/pahole_types.o"; }
-std::string guarded_object() { return object("core_guarded"); }
+std::string guarded_object() { return test_object("core_guarded"); }
 
 // The CO-RE corpus with the guarded reads.
 std::vector<std::string> corpus_objects() {
   std::vector<std::string> objects = core_corpus_objects();
   objects.push_back(guarded_object());
   return objects;
-}
-
-std::string command_line(const std::vector<std::string>& args) {
-  std::string s = "btfslim";
-  for (const auto& a : args) s += " " + a;
-  return s;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> words_of(const std::string& line) {
-  std::vector<std::string> words;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
 }
 
 // Runs check with `args` and parses its JSON; the run must end in 0 or 1.
@@ -394,10 +373,10 @@ TEST_CASE("several targets in JSON: per relocation one result per target, as sin
     expect_agrees_with_single_runs(check_json(args), objects, targets, allow_missing);
   }
   // The order of the targets is the order given, the same target twice is two columns.
-  const std::vector<std::string> reordered{target("missing"), target("moved"), target("missing")};
-  std::vector<std::string> args{guarded_object(), object("core_fields")};
+  const std::vector<std::string> reordered{core_target("missing"), core_target("moved"), core_target("missing")};
+  std::vector<std::string> args{guarded_object(), test_object("core_fields")};
   for (const auto& t : reordered) args.insert(args.end(), {"--btf", t});
-  expect_agrees_with_single_runs(check_json(args), {guarded_object(), object("core_fields")}, reordered, false);
+  expect_agrees_with_single_runs(check_json(args), {guarded_object(), test_object("core_fields")}, reordered, false);
 }
 
 TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other files skipped", "[check-cli]") {
@@ -408,20 +387,20 @@ TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other f
   std::filesystem::create_directories(kernels + "/e");  // an empty directory inside: nothing
   // Raw BTF (the .BTF of an ELF target), an ELF with .BTF, and one deeper down; made out of order, so
   // that the order of creation is not the order of the names.
-  write_file(kernels + "/c/d/errors.o", read_file(target("errors")));
-  const std::string moved = read_file(target("moved"));
+  write_file(kernels + "/c/d/errors.o", read_file(core_target("errors")));
+  const std::string moved = read_file(core_target("moved"));
   const ElfLayout layout = elf_layout(moved);
   REQUIRE(layout.sections.count(".BTF") == 1);
   const SectionPlace btf = layout.sections.at(".BTF");
   write_file(kernels + "/a.btf", moved.substr(btf.offset, btf.size));
-  write_file(kernels + "/b/missing.o", read_file(target("missing")));
+  write_file(kernels + "/b/missing.o", read_file(core_target("missing")));
   // Not BTF: skipped without a word.
   write_file(kernels + "/README", "BTF of the kernels we ship to\n");
   write_file(kernels + "/b/empty", "");
   write_file(kernels + "/b/short", "\x9f\xeb");
   write_file(kernels + "/c/notes.json", "{}\n");
   const std::vector<std::string> found{kernels + "/a.btf", kernels + "/b/missing.o", kernels + "/c/d/errors.o"};
-  const std::vector<std::string> objects{object("core_fields"), guarded_object()};
+  const std::vector<std::string> objects{test_object("core_fields"), guarded_object()};
 
   SECTION("alone") {
     std::vector<std::string> args = objects;
@@ -435,15 +414,15 @@ TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other f
   }
   SECTION("after a file, in the order given") {
     std::vector<std::string> args = objects;
-    args.insert(args.end(), {"--btf", target("moved"), "--btf", kernels});
-    std::vector<std::string> all{target("moved")};
+    args.insert(args.end(), {"--btf", core_target("moved"), "--btf", kernels});
+    std::vector<std::string> all{core_target("moved")};
     all.insert(all.end(), found.begin(), found.end());
     expect_agrees_with_single_runs(check_json(args), objects, all, false);
   }
   SECTION("a directory with one BTF file in it is that one target") {
     TempDir one;
     std::filesystem::create_directories(one.file("x/y"));
-    write_file(one.file("x/y/missing.o"), read_file(target("missing")));
+    write_file(one.file("x/y/missing.o"), read_file(core_target("missing")));
     write_file(one.file("x/notes"), "not BTF\n");
     std::vector<std::string> args = objects;
     args.insert(args.end(), {"--btf", one.file("x")});
@@ -454,12 +433,12 @@ TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other f
   }
   SECTION("an empty directory, or one with no BTF file, is one line and exit 2") {
     TempDir empty;
-    expect_rejected({"check", object("core_fields"), "--btf", empty.path()}, empty.path(), "no BTF files");
+    expect_rejected({"check", test_object("core_fields"), "--btf", empty.path()}, empty.path(), "no BTF files");
     std::filesystem::create_directories(empty.file("sub"));
     write_file(empty.file("sub/README"), "nothing here\n");
-    expect_rejected({"check", object("core_fields"), "--btf", empty.path()}, empty.path(), "no BTF files");
+    expect_rejected({"check", test_object("core_fields"), "--btf", empty.path()}, empty.path(), "no BTF files");
     // Even beside a good target: nothing is printed before the error.
-    expect_rejected({"check", object("core_fields"), "--btf", target("moved"), "--btf", empty.path()}, empty.path(),
+    expect_rejected({"check", test_object("core_fields"), "--btf", core_target("moved"), "--btf", empty.path()}, empty.path(),
                     "no BTF files");
   }
 }
@@ -470,14 +449,14 @@ TEST_CASE("--allow-missing: a poisoned read behind a failing existence check doe
   // unguarded_read reads a with no check. The missing target lacks c and struct sizes; the errors
   // target lacks both structs.
   const std::string obj = guarded_object();
-  const std::string missing = target("missing");
-  const std::string errors = target("errors");
+  const std::string missing = core_target("missing");
+  const std::string errors = core_target("errors");
   const std::string accessor_c = "struct existence___guarded.c";
   const std::string accessor_a = "struct existence___guarded.a";
   const std::string accessor_ptr = "struct sizes___guarded.ptr_field";
 
   SECTION("everything there: exit 0") {
-    const RunResult r = btfslim({"check", obj, "--btf", target("moved")});
+    const RunResult r = btfslim({"check", obj, "--btf", core_target("moved")});
     INFO(r.out << r.err);
     CHECK(r.status == 0);
     CHECK_THAT(r.out, Contains("7 relocations: 7 ok\n"));
@@ -539,7 +518,7 @@ TEST_CASE("--allow-missing: a poisoned read behind a failing existence check doe
     CHECK(u.value("fails", false) == true);
   }
   SECTION("in the matrix, the guarded cell is ok with the flag") {
-    const std::vector<std::string> targets{target("moved"), missing, errors};
+    const std::vector<std::string> targets{core_target("moved"), missing, errors};
     for (const bool allow_missing : {false, true}) {
       std::vector<std::string> args{"check", obj};
       for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
@@ -583,7 +562,7 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
   put_u32(m.image, m.ext + 28, 0);
   const std::string no_core = dir.file("no_core.bpf.o");
   write_file(no_core, m.image);
-  const std::string moved = target("moved");
+  const std::string moved = core_target("moved");
 
   struct Case {
     std::string object, note;
@@ -607,7 +586,7 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
   }
   // Beside an object that resolves everywhere, on several targets: "-" cells, exit 0.
   const RunResult r = btfslim({"check", pahole_elf(), no_core, guarded_object(), "--btf", moved, "--btf",
-                               target("moved.clang")});
+                               core_target("moved.clang")});
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   const Matrix matrix = parse_matrix(r.out);
@@ -619,12 +598,12 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
 
 TEST_CASE("bad objects and targets: one line naming the file, exit 2, nothing on stdout", "[check-cli]") {
   TempDir dir;
-  const std::string good = object("core_fields");
-  const std::string moved = target("moved");
+  const std::string good = test_object("core_fields");
+  const std::string moved = core_target("moved");
   auto expect_bad_object = [&](const std::string& path, const std::string& fragment) {
     expect_rejected({"check", path, "--btf", moved}, path, fragment);
     // After a good object and with several targets: still nothing printed for the good one.
-    expect_rejected({"check", good, path, "--btf", moved, "--btf", target("missing")}, path, fragment);
+    expect_rejected({"check", good, path, "--btf", moved, "--btf", core_target("missing")}, path, fragment);
   };
 
   SECTION("a missing object") { expect_bad_object(dir.file("absent.bpf.o"), "no such file"); }
@@ -702,8 +681,8 @@ TEST_CASE("check prints the same bytes every time", "[check-cli]") {
   const std::string kernels = dir.file("kernels");
   std::filesystem::create_directories(kernels + "/z");
   for (const char* name : {"moved", "missing", "errors", "moved.clang"})
-    write_file(kernels + "/z/" + name + ".o", read_file(target(name)));
-  write_file(kernels + "/" + std::string("errors.o"), read_file(target("errors")));
+    write_file(kernels + "/z/" + name + ".o", read_file(core_target(name)));
+  write_file(kernels + "/" + std::string("errors.o"), read_file(core_target("errors")));
 
   std::vector<std::string> objects = corpus_objects();
   objects.push_back(pahole_elf());
@@ -736,7 +715,6 @@ TEST_CASE("check prints the same bytes every time", "[check-cli]") {
       CHECK(second.out == first.out);
     }
 }
-
 
 namespace {
 
@@ -773,7 +751,7 @@ std::string btf_section(const std::string& elf_path) {
 
 TEST_CASE("btfhub archives: each raw BTF member is a target, as if extracted", "[check-cli]") {
   TempDir dir;
-  const std::string moved = btf_section(target("moved")), missing = btf_section(target("missing"));
+  const std::string moved = btf_section(core_target("moved")), missing = btf_section(core_target("missing"));
   write_file(dir.file("moved.btf"), moved);
   write_file(dir.file("missing.btf"), missing);
   std::filesystem::create_directories(dir.file("hub/ubuntu/22.04/x86_64"));
@@ -783,7 +761,7 @@ TEST_CASE("btfhub archives: each raw BTF member is a target, as if extracted", "
   write_archive(a1, {{"5.15.0-moved.btf", moved}}, true);
   write_archive(a2, {{"README", "not BTF"}, {"6.2.9-missing.btf", missing}}, false);
 
-  const std::string obj = object("core_fields");
+  const std::string obj = test_object("core_fields");
   const json doc = check_json({obj, "--btf", dir.file("hub")});
   // Sorted paths: fedora before ubuntu; members named after their archive.
   const std::vector<std::string> expected_targets = {a2 + ":6.2.9-missing.btf", a1 + ":5.15.0-moved.btf"};

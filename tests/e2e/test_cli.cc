@@ -9,6 +9,7 @@
 // pages and the scripts where each belongs, and groff must render every page without a warning.
 #include "fixtures.h"
 #include "process.h"
+#include "text.h"
 
 #include <bpf/libbpf.h>
 #include <catch2/catch.hpp>
@@ -26,13 +27,6 @@ namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using Words = std::set<std::string>;
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;

@@ -9,6 +9,7 @@
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -22,8 +23,6 @@
 namespace btfslim::test {
 namespace {
 
-std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
-std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
 std::string target_source(const std::string& name) { return source_data_dir() + "/data/core_target_" + name + ".c"; }
 
 // Each C expression evaluated by a host program compiled with the target's C file included.
@@ -96,7 +95,7 @@ struct Expect {
 
 // Relocates core_fields against `target_name` and checks each relocation's value against the C fact.
 void check_fields_against(const std::string& target_name, const std::vector<Expect>& expectations) {
-  const LibbpfRelocation* r = relocate(object("core_fields"), target(target_name));
+  const LibbpfRelocation* r = relocate(test_object("core_fields"), core_target(target_name));
   if (!r) return;
   std::vector<std::string> expressions;
   for (const Expect& e : expectations) expressions.push_back(e.expression);
@@ -235,7 +234,7 @@ TEST_CASE("libbpf moves fields to where the target's C compiler put them", "[cor
 }
 
 TEST_CASE("libbpf resizes unsigned loads and poisons signed ones whose size changes", "[core-oracle]") {
-  const LibbpfRelocation* r = relocate(object("core_fields"), target("moved"));
+  const LibbpfRelocation* r = relocate(test_object("core_fields"), core_target("moved"));
   if (!r) return;
   const auto facts = c_facts(target_source("moved"), {"sizeof(((struct ints *)0)->u8f)",
                                                        "sizeof(((struct ints *)0)->u64f)"});
@@ -251,9 +250,9 @@ TEST_CASE("libbpf resizes unsigned loads and poisons signed ones whose size chan
 }
 
 TEST_CASE("pahole flattens multi-dimensional arrays; clang's BTF of the same source does not", "[core-oracle]") {
-  const LibbpfRelocation* pahole = relocate(object("core_fields"), target("moved"));
+  const LibbpfRelocation* pahole = relocate(test_object("core_fields"), core_target("moved"));
   if (!pahole) return;
-  const LibbpfRelocation* clang = relocate(object("core_fields"), target("moved.clang"));
+  const LibbpfRelocation* clang = relocate(test_object("core_fields"), core_target("moved.clang"));
   const auto facts = c_facts(target_source("moved"), {"offsetof(struct arrays, b[1][2][3])",
                                                       "offsetof(struct arrays, d[0][1].v)",
                                                       "sizeof(((struct arrays *)0)->b[1])"});
@@ -268,7 +267,7 @@ TEST_CASE("pahole flattens multi-dimensional arrays; clang's BTF of the same sou
 }
 
 TEST_CASE("libbpf poisons reads of what the target lacks and answers existence with 0", "[core-oracle]") {
-  const LibbpfRelocation* r = relocate(object("core_fields"), target("missing"));
+  const LibbpfRelocation* r = relocate(test_object("core_fields"), core_target("missing"));
   if (!r) return;
   const auto facts = c_facts(target_source("missing"), {"offsetof(struct flavored___v1, a)",
                                                         "offsetof(struct arrays, c[1].w)",
@@ -298,7 +297,7 @@ TEST_CASE("libbpf poisons reads of what the target lacks and answers existence w
   check_patched(relo(*r, "fields_existence", "field_exists", "existence___minimal.only_in_flavor"), 0);
 
   // An enumerator value is loaded by an ldimm64: poisoned in both halves, one record.
-  const LibbpfRelocation* enums = relocate(object("core_enums"), target("missing"));
+  const LibbpfRelocation* enums = relocate(test_object("core_enums"), core_target("missing"));
   const LibbpfRelo& en_b = relo(*enums, "enums_values", "enumval_value", "enums_named::EN_B");
   check_poisoned(en_b);
   CHECK(enums->log.find("prog 'enums_values': relo #" + std::to_string(en_b.relo_idx) + ": substituting insn #" +
@@ -308,7 +307,7 @@ TEST_CASE("libbpf poisons reads of what the target lacks and answers existence w
 }
 
 TEST_CASE("libbpf computes bitfield loads and shifts in the target", "[core-oracle]") {
-  const LibbpfRelocation* r = relocate(object("core_bitfields"), target("moved"));
+  const LibbpfRelocation* r = relocate(test_object("core_bitfields"), core_target("moved"));
   if (!r) return;
   const auto facts = c_facts(target_source("moved"), {"offsetof(struct bitfields, ub1)",
                                                       "offsetof(struct bitfields, s32)"});
@@ -348,7 +347,7 @@ TEST_CASE("libbpf computes bitfield loads and shifts in the target", "[core-orac
 }
 
 TEST_CASE("libbpf answers type-based relocations and type ids", "[core-oracle]") {
-  const LibbpfRelocation* r = relocate(object("core_types"), target("moved"));
+  const LibbpfRelocation* r = relocate(test_object("core_types"), core_target("moved"));
   if (!r) return;
   // Type ids as bpftool lists them, in the target and in the object's own BTF.
   auto id_of = [](const std::string& file, const std::string& kind, const std::string& name) {
@@ -358,13 +357,13 @@ TEST_CASE("libbpf answers type-based relocations and type ids", "[core-oracle]")
     FAIL("bpftool lists no " << kind << " " << name << " in " << file);
     return std::uint64_t{0};
   };
-  check_patched(relo(*r, "types_ids", "target_type_id", "types_struct"), id_of(target("moved"), "STRUCT", "types_struct"));
-  check_patched(relo(*r, "types_ids", "target_type_id", "types_union"), id_of(target("moved"), "UNION", "types_union"));
-  check_patched(relo(*r, "types_ids", "target_type_id", "types_u32_t"), id_of(target("moved"), "TYPEDEF", "types_u32_t"));
+  check_patched(relo(*r, "types_ids", "target_type_id", "types_struct"), id_of(core_target("moved"), "STRUCT", "types_struct"));
+  check_patched(relo(*r, "types_ids", "target_type_id", "types_union"), id_of(core_target("moved"), "UNION", "types_union"));
+  check_patched(relo(*r, "types_ids", "target_type_id", "types_u32_t"), id_of(core_target("moved"), "TYPEDEF", "types_u32_t"));
   check_patched(relo(*r, "types_ids", "target_type_id", "types_only_local"), 0);
-  check_patched(relo(*r, "types_ids", "local_type_id", "types_struct"), id_of(object("core_types"), "STRUCT", "types_struct"));
+  check_patched(relo(*r, "types_ids", "local_type_id", "types_struct"), id_of(test_object("core_types"), "STRUCT", "types_struct"));
   check_patched(relo(*r, "types_ids", "local_type_id", "types_only_local"),
-                id_of(object("core_types"), "STRUCT", "types_only_local"));
+                id_of(test_object("core_types"), "STRUCT", "types_only_local"));
 
   const auto facts = c_facts(target_source("moved"), {"sizeof(struct types_struct)", "sizeof(union types_union)",
                                                       "sizeof(types_u32_t)", "sizeof(types_fn_t)"});
@@ -389,7 +388,7 @@ TEST_CASE("libbpf answers type-based relocations and type ids", "[core-oracle]")
 }
 
 TEST_CASE("libbpf patches the target's enumerator values, sign-extending 32-bit ones", "[core-oracle]") {
-  const LibbpfRelocation* r = relocate(object("core_enums"), target("moved"));
+  const LibbpfRelocation* r = relocate(test_object("core_enums"), core_target("moved"));
   if (!r) return;
   const auto facts = c_facts(target_source("moved"),
                              {"EN_A", "EN_B", "EN_C", "ES_POS", "ES_NEG", "TE_Y", "TE_Z", "EW_BIG", "EW_HUGE",
@@ -419,7 +418,7 @@ TEST_CASE("libbpf patches the target's enumerator values, sign-extending 32-bit 
 }
 
 TEST_CASE("libbpf fails on ambiguous flavors and too big bitfields, and stops relocating there", "[core-oracle]") {
-  const LibbpfRelocation* r = relocate(object("core_errors"), target("errors"));
+  const LibbpfRelocation* r = relocate(test_object("core_errors"), core_target("errors"));
   if (!r) return;
   const auto facts = c_facts(target_source("errors"), {"offsetof(struct err_prune___one, a)",
                                                        "offsetof(struct err_prune___one, b)",
@@ -450,18 +449,18 @@ TEST_CASE("libbpf fails on ambiguous flavors and too big bitfields, and stops re
   check_poisoned(relo(*r, "errors_wrong_field", "byte_off", "err_field.renamed"));
 
   // Loaded alone, the programs after the failure fail in their own ways.
-  const LibbpfRelocation* size = relocate(object("core_errors"), target("errors"), {"errors_size_ambiguity"});
+  const LibbpfRelocation* size = relocate(test_object("core_errors"), core_target("errors"), {"errors_size_ambiguity"});
   const LibbpfRelo& decision = relo(*size, "errors_size_ambiguity", "byte_sz", "err_size.y");
   CHECK(decision.outcome == LibbpfRelo::Failed);
   CHECK(decision.reason.find("relocation decision ambiguity") != std::string::npos);
-  const LibbpfRelocation* bits = relocate(object("core_errors"), target("errors"), {"errors_big_bitfield"});
+  const LibbpfRelocation* bits = relocate(test_object("core_errors"), core_target("errors"), {"errors_big_bitfield"});
   const LibbpfRelo& big = relo(*bits, "errors_big_bitfield", "byte_off", "err_bits.x");
   CHECK(big.outcome == LibbpfRelo::Failed);
   CHECK(big.error == -7);  // -E2BIG
   CHECK(big.reason.find("can't be satisfied for bitfield") != std::string::npos);
 
   // Where nothing is ambiguous, the same programs relocate.
-  const LibbpfRelocation* moved = relocate(object("core_errors"), target("moved"));
+  const LibbpfRelocation* moved = relocate(test_object("core_errors"), core_target("moved"));
   CHECK_FALSE(moved->failed);
   for (const LibbpfRelo& x : moved->relocations)
     if (x.local_spec.find("err_field.renamed") == std::string::npos) CHECK(x.outcome == LibbpfRelo::Patched);
@@ -505,7 +504,7 @@ TEST_CASE("trace programs read one of each pair of kernel-version flavors", "[co
   if (trace_objects().empty()) return skip("the trace_*.bpf.o objects were not built (no kernel BTF at configure time)");
   // task_struct's state is `__state` since Linux 5.14, `state` before: exactly one read resolves, and
   // the existence check says which.
-  const LibbpfRelocation* r = relocate(object("trace_sched_switch"), vmlinux);
+  const LibbpfRelocation* r = relocate(test_object("trace_sched_switch"), vmlinux);
   if (!r) return;
   CHECK_FALSE(r->failed);
   const bool renamed = relo(*r, "task_state", "field_exists", "task_struct___since514.__state").value == 1;
@@ -516,7 +515,7 @@ TEST_CASE("trace programs read one of each pair of kernel-version flavors", "[co
 
   // The kernel's BTF comes from gcc, the program's from clang: u64 is "long long unsigned int" in one
   // and "unsigned long long" in the other, and type_matches compares int names.
-  const LibbpfRelocation* wakeup = relocate(object("trace_sched_wakeup"), vmlinux);
+  const LibbpfRelocation* wakeup = relocate(test_object("trace_sched_wakeup"), vmlinux);
   check_patched(relo(*wakeup, "trace_wakeup", "type_matches", "list_head"), 1);
   check_patched(relo(*wakeup, "trace_wakeup", "type_matches", "sched_entity"), 0);
   check_patched(relo(*wakeup, "trace_wakeup", "type_exists", "sched_entity"), 1);

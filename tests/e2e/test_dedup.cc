@@ -10,6 +10,7 @@
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
@@ -33,11 +34,6 @@ namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
-
-struct Free {
-  void operator()(struct btf* b) const { btf__free(b); }
-};
-using BtfPtr = std::unique_ptr<struct btf, Free>;
 
 int check_id(int id) {
   if (id < 0) throw std::runtime_error("btf__add_* failed: " + std::to_string(id));
@@ -173,12 +169,6 @@ std::string libbpf_dedup(const std::vector<std::string>& paths, const std::strin
   return raw_of(first.get());
 }
 
-std::string command_line(const std::vector<std::string>& args) {
-  std::string s = "btfslim";
-  for (const auto& a : args) s += " " + a;
-  return s;
-}
-
 json dedup_json(const std::vector<std::string>& args, int expected_status = 0) {
   std::vector<std::string> full = {"dedup", "--format", "json"};
   full.insert(full.end(), args.begin(), args.end());
@@ -210,8 +200,6 @@ std::uint32_t string_section_size(const std::string& raw) {
   std::memcpy(&len, raw.data() + 20, 4);
   return len;
 }
-
-std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
 
 // BTF_KIND_* of bpftool's kind name ("STRUCT"), as the JSON report spells kinds.
 std::optional<int> parse_kind_number(const std::string& name) {
@@ -408,10 +396,10 @@ TEST_CASE("dedup merges inputs and folds the types they share", "[dedup]") {
 TEST_CASE("dedup merges the test build's BPF objects into fewer types than they hold together", "[dedup]") {
   std::vector<std::string> objects;
   for (const char* name : {"core_fields", "core_bitfields", "core_types", "core_enums", "core_errors", "minimal"})
-    objects.push_back(object(name));
+    objects.push_back(test_object(name));
   for (const std::string& name : {std::string("trace_exec"), std::string("trace_exit"), std::string("trace_sched_switch"),
                                   std::string("trace_tcp_connect")})
-    if (fs::exists(object(name))) objects.push_back(object(name));
+    if (fs::exists(test_object(name))) objects.push_back(test_object(name));
   TempDir dir;
   const std::string out = dir.file("objects.btf");
   std::vector<std::string> args = objects;

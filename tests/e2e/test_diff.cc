@@ -4,6 +4,7 @@
 // strings ("%-40s %7s %7s %+7d"), the JSON is parsed, and the running kernel's BTF is diffed against
 // itself and against a minimized BTF.
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 #include "process.h"
 
 #include <bpf/btf.h>
@@ -22,11 +23,6 @@ namespace {
 
 using Catch::Matchers::Contains;
 using nlohmann::json;
-
-struct Free {
-  void operator()(struct btf* b) const { btf__free(b); }
-};
-using BtfPtr = std::unique_ptr<struct btf, Free>;
 
 int ok(int id) {
   REQUIRE(id >= 0);

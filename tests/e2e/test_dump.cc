@@ -7,6 +7,7 @@
 #include "fixtures.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <catch2/catch.hpp>
 #include <fnmatch.h>
@@ -21,21 +22,6 @@ namespace btfslim::test {
 namespace {
 
 using nlohmann::json;
-
-// "" when equal, else where the two texts first differ.
-std::string first_difference(const std::string& ours, const std::string& theirs) {
-  if (ours == theirs) return "";
-  std::istringstream a(ours), b(theirs);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool more_a = static_cast<bool>(std::getline(a, la));
-    const bool more_b = static_cast<bool>(std::getline(b, lb));
-    if (!more_a && !more_b) return "the texts differ only in their final newline";
-    if (!more_a || !more_b || la != lb)
-      return "line " + std::to_string(line) + ":\n  ours:    " + (more_a ? la : "<end>") +
-             "\n  bpftool: " + (more_b ? lb : "<end>");
-  }
-}
 
 // The inputs every test here shares, written once per process.
 struct Inputs {

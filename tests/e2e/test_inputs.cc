@@ -8,6 +8,7 @@
 #include "fixtures.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -27,21 +28,6 @@ RunResult btfslim_in(const std::string& dir, const std::vector<std::string>& arg
   std::vector<std::string> argv{"sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", dir, btfslim_path()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv);
-}
-
-// "" when equal, else where the two texts first differ.
-std::string first_difference(const std::string& ours, const std::string& theirs) {
-  if (ours == theirs) return "";
-  std::istringstream a(ours), b(theirs);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool more_a = static_cast<bool>(std::getline(a, la));
-    const bool more_b = static_cast<bool>(std::getline(b, lb));
-    if (!more_a && !more_b) return "the texts differ only in their final newline";
-    if (!more_a || !more_b || la != lb)
-      return "line " + std::to_string(line) + ":\n  ours:     " + (more_a ? la : "<end>") +
-             "\n  expected: " + (more_b ? lb : "<end>");
-  }
 }
 
 std::size_t type_count(const std::string& raw_dump) {

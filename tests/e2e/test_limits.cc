@@ -12,8 +12,10 @@
 // writing must leave the previous output as it was and no temporary file.
 #include "elf_image.h"
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
@@ -29,11 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
-
-using BtfPtr = std::unique_ptr<struct btf, void (*)(struct btf*)>;
-
-std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
-std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
 
 // The binary under test is built with AddressSanitizer (scripts/test.sh runs these tests against it too).
 bool sanitized() {
@@ -90,7 +87,7 @@ void every_command_ends(const std::string& path, const std::vector<std::vector<s
 
 TEST_CASE("a chain of 300,000 modifiers: every command ends in bounded time and memory", "[limits]") {
   const TempDir dir;
-  BtfPtr b(btf__new_empty(), btf__free);
+  BtfPtr b(btf__new_empty());
   int last = btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED);
   for (int i = 0; i < 300000; ++i) last = (i % 3 == 0) ? btf__add_const(b.get(), last)
                                          : (i % 3 == 1) ? btf__add_volatile(b.get(), last)
@@ -107,7 +104,7 @@ TEST_CASE("a chain of 300,000 modifiers: every command ends in bounded time and 
 
 TEST_CASE("a cycle of 200,000 typedefs: every command ends in bounded time and memory", "[limits]") {
   const TempDir dir;
-  BtfPtr b(btf__new_empty(), btf__free);
+  BtfPtr b(btf__new_empty());
   const int first = btf__add_typedef(b.get(), "t0", 2);  // refers to the next; the last refers back here
   for (int i = 1; i < 200000; ++i) {
     const std::string name = "t" + std::to_string(i);
@@ -124,7 +121,7 @@ TEST_CASE("a cycle of 200,000 typedefs: every command ends in bounded time and m
 TEST_CASE("structs, enums and prototypes at the largest vlen: every command ends in bounded time and memory",
           "[limits]") {
   const TempDir dir;
-  BtfPtr b(btf__new_empty(), btf__free);
+  BtfPtr b(btf__new_empty());
   const int int_id = btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED);
   constexpr int kVlen = 0xffff;
   for (int n = 0; n < 16; ++n) {
@@ -148,7 +145,7 @@ TEST_CASE("structs, enums and prototypes at the largest vlen: every command ends
 // core_fields.bpf.o with its .BTF.ext's CO-RE subsection rewritten: one block of `count` copies of its
 // first record, or (claim) a first block whose record count says `count` with the bytes left as they are.
 std::string with_core_records(const TempDir& dir, std::uint32_t count, bool claim) {
-  const std::string source = object("core_fields");
+  const std::string source = test_object("core_fields");
   std::string image = read_file(source);
   const SectionPlace ext = elf_section(image, ".BTF.ext");
   const std::size_t hdr_len = get_u32(image, ext.offset + 4);
@@ -184,8 +181,8 @@ TEST_CASE("a .BTF.ext claiming four billion CO-RE records: one line, at once, no
   const TempDir dir;
   const std::string obj = with_core_records(dir, 0xffffffffu, true);
   const Bounds b = bounds_for(fs::file_size(obj));
-  for (const std::vector<std::string> args : {std::vector<std::string>{"check", "--btf", target("moved"), obj},
-                                              std::vector<std::string>{"minimize", "--btf", target("moved"), "-o",
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"check", "--btf", core_target("moved"), obj},
+                                              std::vector<std::string>{"minimize", "--btf", core_target("moved"), "-o",
                                                                        dir.file("out.btf"), obj}}) {
     std::vector<std::string> argv{btfslim_path()};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -202,11 +199,11 @@ TEST_CASE("a .BTF.ext claiming four billion CO-RE records: one line, at once, no
 TEST_CASE("100,000 CO-RE relocations: check and minimize take time linear in them", "[limits]") {
   const TempDir dir;
   const std::string small = with_core_records(dir, 10000, false), large = with_core_records(dir, 100000, false);
-  for (const std::string& command : {"check", "minimize"}) {
+  for (const std::string command : {"check", "minimize"}) {
     double seconds[2] = {0, 0};
     for (int i = 0; i < 2; ++i) {
       const std::string& obj = i ? large : small;
-      std::vector<std::string> argv{btfslim_path(), command, "--btf", target("moved")};
+      std::vector<std::string> argv{btfslim_path(), command, "--btf", core_target("moved")};
       if (command == std::string("minimize")) argv.insert(argv.end(), {"-o", dir.file("out.btf")});
       argv.push_back(obj);
       const Bounds b = bounds_for(fs::file_size(obj));
@@ -243,7 +240,7 @@ TEST_CASE("a write that fails (a file-size limit as a full disk) leaves the old 
   write_file(dir.file("input.btf"), all_kinds_btf());
   // SIGXFSZ ignored: the write fails with EFBIG instead of killing the process, as ENOSPC would.
   const std::vector<std::vector<std::string>> commands = {
-      {"minimize", "--btf", target("moved"), "-o", out, object("core_fields")},
+      {"minimize", "--btf", core_target("moved"), "-o", out, test_object("core_fields")},
       {"measure", "--svg", svg, dir.file("input.btf")},
   };
   for (const auto& args : commands) {

@@ -1,6 +1,7 @@
 // `btfslim measure` views run as the real binary: --type, --without, --by prefix/type, --modules,
 // --kernel-model, --svg, on BTF the test builds (figures known by hand) and on the running kernel.
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 #include "process.h"
 
 #include <bpf/btf.h>
@@ -10,15 +11,11 @@
 #include <memory>
 
 namespace bt = btfslim::test;
+using btfslim::test::BtfPtr;
 using btfslim::test::TempDir;
 using nlohmann::json;
 
 namespace {
-
-struct FreeBtf {
-  void operator()(struct btf* b) const { btf__free(b); }
-};
-using BtfPtr = std::unique_ptr<struct btf, FreeBtf>;
 
 std::string raw(struct btf* b) {
   __u32 size = 0;

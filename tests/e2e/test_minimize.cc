@@ -15,6 +15,7 @@
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
@@ -39,52 +40,16 @@ using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
 
-std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
-std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
-
-std::string command_line(const std::vector<std::string>& args) {
-  std::string s = "btfslim";
-  for (const auto& a : args) s += " " + a;
-  return s;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// 1234567 -> "1,234,567", as the summary line prints sizes.
-std::string with_commas(std::uintmax_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // The CO-RE corpus: every relocation kind and the error cases, the guarded reads where this build has
 // them, and minimal.bpf.o.
 std::vector<std::string> corpus_objects() {
   std::vector<std::string> objects = core_corpus_objects();
-  if (fs::exists(object("core_guarded"))) objects.push_back(object("core_guarded"));
-  objects.push_back(object("minimal"));
+  if (fs::exists(test_object("core_guarded"))) objects.push_back(test_object("core_guarded"));
+  objects.push_back(test_object("minimal"));
   return objects;
 }
 
 // ---- reading BTF with libbpf, the independent reader ----
-
-using BtfPtr = std::unique_ptr<struct btf, void (*)(struct btf*)>;
-
-BtfPtr parse_btf(const std::string& path) {
-  BtfPtr b(btf__parse(path.c_str(), nullptr), btf__free);
-  INFO("libbpf's btf__parse(" << path << "): " << std::strerror(errno));
-  REQUIRE(b != nullptr);
-  return b;
-}
 
 const char* kind_word(const btf_type* t) {
   static const char* const names[] = {"void",  "int",    "ptr",      "array",    "struct", "union",  "enum",
@@ -185,7 +150,7 @@ const Minimized& minimized(const std::string& source, const std::vector<std::str
   m.objects = objects;
   m.out = outputs_dir().file(std::to_string(made.size()) + "-" + file_name(source) + ".btf");
   m.run = btfslim(minimize_args(source, objects, m.out));
-  const auto errors = std::find(m.objects.begin(), m.objects.end(), object("core_errors"));
+  const auto errors = std::find(m.objects.begin(), m.objects.end(), test_object("core_errors"));
   if (m.run.status != 0 && errors != m.objects.end() && m.run.err.find("core_errors") != std::string::npos &&
       m.run.err.find("resolves differently") == std::string::npos) {
     std::printf("btfslim-test: NOTE: minimize --btf %s fails on core_errors.bpf.o (%s): left out\n", source.c_str(),
@@ -381,7 +346,7 @@ TEST_CASE("minimize: every relocation resolves on the output as on the source (b
 TEST_CASE("minimize: a big-endian source gives a big-endian output that resolves the same", "[minimize]") {
   TempDir dir;
   // core_target_moved's BTF in the other byte order, written by libbpf.
-  const BtfPtr le = parse_btf(target("moved"));
+  const BtfPtr le = parse_btf(core_target("moved"));
   REQUIRE(btf__set_endianness(le.get(), BTF_BIG_ENDIAN) == 0);
   __u32 size = 0;
   const void* raw = btf__raw_data(le.get(), &size);
@@ -390,7 +355,7 @@ TEST_CASE("minimize: a big-endian source gives a big-endian output that resolves
   write_file(source, std::string(static_cast<const char*>(raw), size));
   REQUIRE(static_cast<unsigned char>(read_file(source)[0]) == 0xeb);
 
-  const Minimized& little = minimized(target("moved"), corpus_objects());
+  const Minimized& little = minimized(core_target("moved"), corpus_objects());
   const std::string out = dir.file("out.btf");
   const RunResult r = btfslim(minimize_args(source, little.objects, out));
   INFO(r.out << r.err);
@@ -595,7 +560,7 @@ std::size_t btf_ext_offset(const std::string& image) {
 
 // minimal.bpf.o with the magic of its .BTF.ext broken.
 std::string malformed_object(const TempDir& dir) {
-  std::string image = read_file(object("minimal"));
+  std::string image = read_file(test_object("minimal"));
   const std::size_t ext = btf_ext_offset(image);
   image[ext] = 0x34;
   image[ext + 1] = 0x12;
@@ -605,8 +570,8 @@ std::string malformed_object(const TempDir& dir) {
 }
 
 TEST_CASE("minimize writes the same bytes on every run", "[minimize]") {
-  std::vector<std::pair<std::string, std::vector<std::string>>> runs{{target("moved"), corpus_objects()},
-                                                                     {target("moved.clang"), corpus_objects()}};
+  std::vector<std::pair<std::string, std::vector<std::string>>> runs{{core_target("moved"), corpus_objects()},
+                                                                     {core_target("moved.clang"), corpus_objects()}};
   if (!running_vmlinux().empty() && !trace_objects().empty())
     runs.push_back({running_vmlinux(), trace_objects()});
   TempDir dir;
@@ -627,14 +592,14 @@ TEST_CASE("minimize writes the same bytes on every run", "[minimize]") {
 
 TEST_CASE("minimize replaces OUT atomically, and leaves it alone when it fails", "[minimize]") {
   TempDir dir;
-  const std::string moved = target("moved");
+  const std::string moved = core_target("moved");
   const std::string out = dir.file("out.btf");
   const std::string old_bytes = "an older OUT\n";
 
   SECTION("an existing OUT is replaced by a new file; no temporary file is left") {
     write_file(out, old_bytes);
     REQUIRE(::link(out.c_str(), dir.file("old-link").c_str()) == 0);
-    const RunResult r = btfslim(minimize_args(moved, {object("core_fields")}, out));
+    const RunResult r = btfslim(minimize_args(moved, {test_object("core_fields")}, out));
     INFO(r.err);
     REQUIRE(r.status == 0);
     const BtfPtr b = parse_btf(out);
@@ -647,7 +612,7 @@ TEST_CASE("minimize replaces OUT atomically, and leaves it alone when it fails",
   SECTION("a malformed .BTF.ext: exit 2, OUT untouched, nothing left behind") {
     const std::string bad = malformed_object(dir);
     write_file(out, old_bytes);
-    expect_refused(minimize_args(moved, {object("core_fields"), bad}, out), bad, "magic");
+    expect_refused(minimize_args(moved, {test_object("core_fields"), bad}, out), bad, "magic");
     CHECK(read_file(out) == old_bytes);
     CHECK(files_in(dir.path()) == std::set<std::string>{"out.btf", "bad_ext.bpf.o"});
   }
@@ -656,14 +621,14 @@ TEST_CASE("minimize replaces OUT atomically, and leaves it alone when it fails",
     const std::string junk = dir.file("junk.btf");
     write_file(junk, "hello, world\n");
     write_file(out, old_bytes);
-    expect_refused(minimize_args(junk, {object("core_fields")}, out), junk, "not BTF");
+    expect_refused(minimize_args(junk, {test_object("core_fields")}, out), junk, "not BTF");
     CHECK(read_file(out) == old_bytes);
   }
 
   SECTION("-o naming an input or the source is refused, and the file is left as it was") {
     const std::string obj = dir.file("prog.bpf.o");
     const std::string src = dir.file("kernel.o");
-    const std::string obj_bytes = read_file(object("core_fields")), src_bytes = read_file(moved);
+    const std::string obj_bytes = read_file(test_object("core_fields")), src_bytes = read_file(moved);
     // The paths as given, and the same files spelt another way.
     const std::string obj_again = dir.path() + "/./prog.bpf.o";
     const std::string src_again = dir.path() + "/../" + file_name(dir.path()) + "/kernel.o";
@@ -684,9 +649,9 @@ TEST_CASE("minimize replaces OUT atomically, and leaves it alone when it fails",
 
 TEST_CASE("minimize --explain says which relocation keeps a type and its members", "[minimize]") {
   TempDir dir;
-  const std::string fields = object("core_fields");
+  const std::string fields = test_object("core_fields");
   const std::string out = dir.file("out.btf");
-  std::vector<std::string> args = minimize_args(target("moved"), {fields}, out);
+  std::vector<std::string> args = minimize_args(core_target("moved"), {fields}, out);
   args.insert(args.end(), {"--explain", "nesting", "--explain", "err_prune", "--explain", "no_such_type"});
   const RunResult r = btfslim(args);
   INFO(command_line(args) << "\n" << r.out << r.err);
@@ -727,14 +692,14 @@ TEST_CASE("minimize --explain says which relocation keeps a type and its members
   CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
     return l.find("STRUCT 'err_prune': not kept") != std::string::npos;
   }));
-  CHECK(std::find(lines.begin(), lines.end(), "no_such_type: no type of that name in " + target("moved")) !=
+  CHECK(std::find(lines.begin(), lines.end(), "no_such_type: no type of that name in " + core_target("moved")) !=
         lines.end());
   CHECK_THAT(lines.back(), StartsWith(out + ": "));
 
   SECTION("on the running kernel") {
     const std::string vmlinux = running_vmlinux();
     if (vmlinux.empty() || trace_objects().empty()) return skip("no kernel BTF or no trace objects");
-    const std::string exec = object("trace_exec");
+    const std::string exec = test_object("trace_exec");
     if (!fs::exists(exec)) return skip("no trace_exec.bpf.o");
     std::vector<std::string> a = minimize_args(vmlinux, {exec}, dir.file("vm.btf"));
     a.insert(a.end(), {"--explain", "task_struct", "--explain", "sk_buff"});
@@ -773,7 +738,7 @@ std::string whole_type(const struct btf* b, const std::string& name) {
 
 TEST_CASE("minimize --keep keeps a type with all its members", "[minimize]") {
   TempDir dir;
-  const std::string moved = target("moved");
+  const std::string moved = core_target("moved");
   const BtfPtr src = parse_btf(moved);
   struct Case {
     std::string name, object, what;
@@ -783,7 +748,7 @@ TEST_CASE("minimize --keep keeps a type with all its members", "[minimize]") {
                         Case{"enums_wide", "core_enums", "an enum whose enumerators the object names in part"},
                         Case{"mods_t", "minimal", "a typedef of a struct"}}) {
     const std::string out = dir.file(c.name + ".btf");
-    std::vector<std::string> args = minimize_args(moved, {object(c.object)}, out);
+    std::vector<std::string> args = minimize_args(moved, {test_object(c.object)}, out);
     args.insert(args.end(), {"--keep", c.name});
     const RunResult r = btfslim(args);
     INFO(c.what << "\n" << command_line(args) << "\n" << r.out << r.err);
@@ -791,7 +756,7 @@ TEST_CASE("minimize --keep keeps a type with all its members", "[minimize]") {
     const BtfPtr b = parse_btf(out);
     CHECK(whole_type(b.get(), c.name) == whole_type(src.get(), c.name));
   }
-  expect_refused({"minimize", "--btf", moved, "-o", dir.file("x.btf"), object("core_fields"), "--keep", "no_such_type"},
+  expect_refused({"minimize", "--btf", moved, "-o", dir.file("x.btf"), test_object("core_fields"), "--keep", "no_such_type"},
                  moved, "no_such_type");
   CHECK(!fs::exists(dir.file("x.btf")));
 }
@@ -800,7 +765,7 @@ TEST_CASE("minimize --keep: what bpftool btf dump format c makes of the output c
   // The use --keep is for: a header of whole types. A member's int must keep its name for that.
   TempDir dir;
   const std::string out = dir.file("out.btf");
-  std::vector<std::string> args = minimize_args(target("moved"), {object("core_fields")}, out);
+  std::vector<std::string> args = minimize_args(core_target("moved"), {test_object("core_fields")}, out);
   args.insert(args.end(), {"--keep", "ints", "--keep", "nesting"});
   const RunResult r = btfslim(args);
   INFO(r.out << r.err);
@@ -817,7 +782,7 @@ TEST_CASE("minimize: objects without CO-RE records get a note, and alone an empt
   TempDir dir;
   const std::string no_ext = build_data_dir() + "/pahole_types.o";  // .BTF, no .BTF.ext
   // minimal.bpf.o with an empty core_relo subsection (core_relo_len, the header's last field, set to 0).
-  std::string image = read_file(object("minimal"));
+  std::string image = read_file(test_object("minimal"));
   const std::size_t ext = btf_ext_offset(image);
   REQUIRE(static_cast<unsigned char>(image[ext + 4]) >= 32);  // hdr_len covers core_relo_off/len
   for (int i = 0; i < 4; ++i) image[ext + 28 + i] = 0;
@@ -826,7 +791,7 @@ TEST_CASE("minimize: objects without CO-RE records get a note, and alone an empt
 
   for (const std::string& obj : {no_ext, no_core}) {
     const std::string out = dir.file(file_name(obj) + ".btf");
-    const RunResult r = btfslim(minimize_args(target("moved"), {obj}, out));
+    const RunResult r = btfslim(minimize_args(core_target("moved"), {obj}, out));
     INFO(obj << ": exit " << r.status << "\n" << r.out << r.err);
     REQUIRE(r.status == 0);
     CHECK(r.err == "btfslim: note: " + obj + " has no CO-RE relocations: it needs nothing\n");
@@ -837,7 +802,7 @@ TEST_CASE("minimize: objects without CO-RE records get a note, and alone an empt
   }
   // Beside an object that has some, the note and that object's types.
   const std::string out = dir.file("both.btf");
-  const RunResult r = btfslim(minimize_args(target("moved"), {no_core, object("core_fields")}, out));
+  const RunResult r = btfslim(minimize_args(core_target("moved"), {no_core, test_object("core_fields")}, out));
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.err, Contains("note: " + no_core));
@@ -850,14 +815,14 @@ TEST_CASE("minimize: objects without CO-RE records get a note, and alone an empt
 TEST_CASE("minimize -o - writes the BTF to stdout and the rest to stderr", "[minimize]") {
   TempDir dir;
   const std::string out = dir.file("out.btf");
-  const std::vector<std::string> objects{object("core_fields"), object("core_types")};
-  const RunResult to_file = btfslim(minimize_args(target("moved"), objects, out));
+  const std::vector<std::string> objects{test_object("core_fields"), test_object("core_types")};
+  const RunResult to_file = btfslim(minimize_args(core_target("moved"), objects, out));
   REQUIRE(to_file.status == 0);
   CHECK(to_file.err.empty());
   CHECK_THAT(to_file.out, StartsWith(out + ": ") && EndsWith("\n"));
   CHECK_THAT(to_file.out, Contains(" types, " + with_commas(fs::file_size(out)) + " bytes ("));
 
-  std::vector<std::string> args = minimize_args(target("moved"), objects, "-");
+  std::vector<std::string> args = minimize_args(core_target("moved"), objects, "-");
   args.insert(args.end(), {"--explain", "nesting"});
   const RunResult to_stdout = btfslim(args);
   INFO(to_stdout.err);

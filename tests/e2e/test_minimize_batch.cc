@@ -6,8 +6,10 @@
 // --shard parts must partition the tree; --skip-poisoned must skip exactly the kernels `btfslim check
 // --allow-missing` fails; a bad source must cost only itself. --elf outputs must be ELF objects that
 // readelf, bpftool and btfslim dump read, in the source's byte order and class.
+#include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
@@ -33,45 +35,11 @@ using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
 
-std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
-std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
-
-std::string command_line(const std::vector<std::string>& args) {
-  std::string s = "btfslim";
-  for (const auto& a : args) s += " " + a;
-  return s;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::string with_commas(std::uintmax_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // 100 * part / whole with two decimals, as the batch summary prints it.
 std::string percent_text(std::uintmax_t part, std::uintmax_t whole) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
   return buf;
-}
-
-using BtfPtr = std::unique_ptr<struct btf, void (*)(struct btf*)>;
-
-BtfPtr parse_btf(const std::string& path) {
-  BtfPtr b(btf__parse(path.c_str(), nullptr), btf__free);
-  INFO("libbpf's btf__parse(" << path << "): " << std::strerror(errno));
-  REQUIRE(b != nullptr);
-  return b;
 }
 
 // The raw BTF libbpf reads from `path` (an ELF's .BTF), in `big_endian` order when asked.
@@ -103,7 +71,7 @@ std::set<std::string> names_of(const std::map<std::string, std::string>& files) 
 
 // core_types relocates cleanly on every target; core_bitfields on the moved targets only: on
 // core_target_missing some of its relocations are poisoned with no existence check guarding them.
-std::vector<std::string> batch_objects() { return {object("core_types"), object("core_bitfields")}; }
+std::vector<std::string> batch_objects() { return {test_object("core_types"), test_object("core_bitfields")}; }
 
 struct Kernel {
   std::string in_tree;  // the source's path below the tree
@@ -132,7 +100,7 @@ const Tree& tree() {
     };
     // An archive as btfhub ships them: raw BTF named like the archive, made with tar -cJf.
     const std::string member = t.dir.file("4.18.0-moved.btf");
-    write_file(member, raw_btf(target("moved")));
+    write_file(member, raw_btf(core_target("moved")));
     fs::create_directories(fs::path(t.root) / "centos/8/x86_64");
     const std::string archive = t.root + "/centos/8/x86_64/4.18.0-moved.btf.tar.xz";
     const RunResult tar = run({"tar", "-C", t.dir.path(), "-cJf", archive, "4.18.0-moved.btf"});
@@ -140,11 +108,11 @@ const Tree& tree() {
     REQUIRE(tar.status == 0);
     t.kernels.push_back({"centos/8/x86_64/4.18.0-moved.btf.tar.xz", "centos/8/x86_64/4.18.0-moved.btf", member});
     t.kernels.push_back({"debian/12/x86_64/6.1.0-clang.btf", "debian/12/x86_64/6.1.0-clang.btf",
-                         place("debian/12/x86_64/6.1.0-clang.btf", raw_btf(target("moved.clang")))});
+                         place("debian/12/x86_64/6.1.0-clang.btf", raw_btf(core_target("moved.clang")))});
     t.kernels.push_back({"fedora/38/x86_64/6.2.9-missing.o", "fedora/38/x86_64/6.2.9-missing.o",
-                         place("fedora/38/x86_64/6.2.9-missing.o", read_file(target("missing"))), true});
+                         place("fedora/38/x86_64/6.2.9-missing.o", read_file(core_target("missing"))), true});
     t.kernels.push_back({"ubuntu/20.04/x86_64/5.4.0-moved.btf", "ubuntu/20.04/x86_64/5.4.0-moved.btf",
-                         place("ubuntu/20.04/x86_64/5.4.0-moved.btf", read_file(target("moved")))});
+                         place("ubuntu/20.04/x86_64/5.4.0-moved.btf", read_file(core_target("moved")))});
     return true;
   }();
   REQUIRE(made);
@@ -278,7 +246,7 @@ TEST_CASE("minimize batch: the outputs mirror the tree, each as a single minimiz
   const std::vector<std::string> notes = lines_of(b.run.err);
   REQUIRE(notes.size() == 1);
   CHECK_THAT(notes[0], StartsWith("btfslim: note: " + tree().root + "/fedora/38/x86_64/6.2.9-missing.o: "));
-  CHECK_THAT(notes[0], Contains(" relocations would fail to load on it (first: " + object("core_bitfields")));
+  CHECK_THAT(notes[0], Contains(" relocations would fail to load on it (first: " + test_object("core_bitfields")));
   CHECK_THAT(notes[0], EndsWith("written all the same (--skip-poisoned skips such kernels)"));
 }
 
@@ -377,29 +345,29 @@ TEST_CASE("minimize batch: --skip-poisoned writes nothing for a kernel a relocat
   CHECK(std::find(lines.begin(), lines.end(), "  skipped: " + source_name(*poisoned)) != lines.end());
   CHECK(std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
     return l.rfind(source_name(*poisoned) + ": skipped: " + count + " relocations would fail to load on it (first: " +
-                       object("core_bitfields") + " ",
+                       test_object("core_bitfields") + " ",
                    0) == 0;
   }));
   CHECK_THAT(r.out, Contains("3 kernels written, 1 skipped as poisoned, 0 failed: "));
 
   SECTION("a poisoned read behind a failing existence check does not count") {
     // core_guarded's reads of what core_target_missing lacks are all guarded; on core_target_errors one is not.
-    const std::string guarded = object("core_guarded");
-    REQUIRE(failing_on(target("missing"), {guarded}) == 0);
-    REQUIRE(failing_on(target("errors"), {guarded}) == 1);
+    const std::string guarded = test_object("core_guarded");
+    REQUIRE(failing_on(core_target("missing"), {guarded}) == 0);
+    REQUIRE(failing_on(core_target("errors"), {guarded}) == 1);
     const std::string out2 = dir.file("guarded");
-    const RunResult g = run_batch({"minimize", "--btf", target("missing"), "--btf", target("errors"), "-o", out2,
+    const RunResult g = run_batch({"minimize", "--btf", core_target("missing"), "--btf", core_target("errors"), "-o", out2,
                                    "--skip-poisoned", guarded});
     CHECK(names_of(files_under(out2)) == std::set<std::string>{"core_target_missing.o"});
-    CHECK_THAT(g.out, Contains(target("errors") + ": skipped: 1 relocation would fail to load on it (first: "));
+    CHECK_THAT(g.out, Contains(core_target("errors") + ": skipped: 1 relocation would fail to load on it (first: "));
     CHECK_THAT(g.out, Contains("1 kernel written, 1 skipped as poisoned, 0 failed"));
   }
   SECTION("one source: nothing written, exit 0") {
     const std::string one = dir.file("one.btf");
-    const RunResult s = run_batch({"minimize", "--btf", target("missing"), "-o", one, "--skip-poisoned",
-                                   object("core_bitfields")});
+    const RunResult s = run_batch({"minimize", "--btf", core_target("missing"), "-o", one, "--skip-poisoned",
+                                   test_object("core_bitfields")});
     CHECK(!fs::exists(one));
-    CHECK_THAT(s.out, StartsWith(target("missing") + ": skipped: "));
+    CHECK_THAT(s.out, StartsWith(core_target("missing") + ": skipped: "));
   }
 }
 
@@ -445,13 +413,13 @@ TEST_CASE("minimize --elf writes an ELF object with the BTF in .BTF", "[minimize
   const std::string bpftool_path = bpftool_program();
   REQUIRE(!bpftool_path.empty());
   // The raw output of the same run, for comparison.
-  const std::string raw = single_output(target("moved"));
+  const std::string raw = single_output(core_target("moved"));
 
   SECTION("one source, twice: the same bytes; readelf, bpftool and btfslim dump read it") {
     std::string first;
     for (int i = 0; i < 2; ++i) {
       const std::string out = dir.file("out" + std::to_string(i) + ".o");
-      std::vector<std::string> args{"minimize", "--btf", target("moved"), "-o", out, "--elf"};
+      std::vector<std::string> args{"minimize", "--btf", core_target("moved"), "-o", out, "--elf"};
       for (const std::string& o : batch_objects()) args.push_back(o);
       const RunResult r = run_batch(args);
       CHECK_THAT(r.out, Contains(" bytes of BTF in " + with_commas(fs::file_size(out)) + " bytes of ELF ("));
@@ -477,7 +445,7 @@ TEST_CASE("minimize --elf writes an ELF object with the BTF in .BTF", "[minimize
     write_file(dir.file("raw.btf"), raw);
     CHECK(bpftool({"btf", "dump", "file", out}) == bpftool({"btf", "dump", "file", dir.file("raw.btf")}));
     CHECK(ours({"dump", out}) == ours({"dump", dir.file("raw.btf")}));
-    expect_same_relocations(target("moved"), out);
+    expect_same_relocations(core_target("moved"), out);
   }
 
   SECTION("a batch: every output is the single run's ELF") {
@@ -496,7 +464,7 @@ TEST_CASE("minimize --elf writes an ELF object with the BTF in .BTF", "[minimize
 
   SECTION("a big-endian source gives a big-endian ELF") {
     const std::string be = dir.file("moved.be.btf");
-    write_file(be, raw_btf(target("moved"), true));
+    write_file(be, raw_btf(core_target("moved"), true));
     const std::string out = dir.file("be.o");
     std::vector<std::string> args{"minimize", "--btf", be, "-o", out, "--elf"};
     for (const std::string& o : batch_objects()) args.push_back(o);
@@ -520,7 +488,7 @@ TEST_CASE("minimize --elf writes an ELF object with the BTF in .BTF", "[minimize
     const RunResult pahole = run({"pahole", "-J", obj});
     REQUIRE(pahole.status == 0);
     const std::string out = dir.file("moved32.min.o");
-    std::vector<std::string> args{"minimize", "--btf", obj, "-o", out, "--elf", object("core_fields")};
+    std::vector<std::string> args{"minimize", "--btf", obj, "-o", out, "--elf", test_object("core_fields")};
     for (const std::string& o : batch_objects()) args.push_back(o);
     run_batch(args);
     CHECK(look_at_elf(read_file(obj)).elf_class == ELFCLASS32);
@@ -538,7 +506,7 @@ TEST_CASE("minimize batch: a bad source costs only itself; the exit status says 
   const std::string root = dir.file("hub");
   fs::copy(tree().root, root, fs::copy_options::recursive);
   // A file that starts like BTF and is cut short, and an archive cut short, among the good ones.
-  write_file(root + "/debian/12/x86_64/5.10.0-cut.btf", raw_btf(target("moved")).substr(0, 40));
+  write_file(root + "/debian/12/x86_64/5.10.0-cut.btf", raw_btf(core_target("moved")).substr(0, 40));
   const std::string archive = read_file(tree().root + "/centos/8/x86_64/4.18.0-moved.btf.tar.xz");
   write_file(root + "/centos/8/x86_64/4.18.0-cut.btf.tar.xz", archive.substr(0, archive.size() / 2));
   const std::string out = dir.file("out");
@@ -593,7 +561,7 @@ TEST_CASE("minimize batch: what -o DIR may not be", "[minimize-batch]") {
   CHECK(!fs::exists(root + "/min"));
   // Two files given by name that would be written to the same output.
   fs::create_directories(dir.file("other"));
-  fs::copy_file(target("moved"), dir.file("other/5.4.0-moved.btf"));
+  fs::copy_file(core_target("moved"), dir.file("other/5.4.0-moved.btf"));
   const std::string moved = root + "/ubuntu/20.04/x86_64/5.4.0-moved.btf";
   expect_refused(args(dir.file("out"), {moved, dir.file("other/5.4.0-moved.btf")}), dir.file("out") + "/5.4.0-moved.btf",
                  "two sources would be written here", dir.path());
@@ -606,8 +574,8 @@ TEST_CASE("minimize batch: what -o DIR may not be", "[minimize-batch]") {
   SECTION("an output that would replace an input is refused before anything is written") {
     // --btf k1 --btf k2 -o . : each output would be its source.
     fs::create_directories(dir.file("flat"));
-    fs::copy_file(target("moved"), dir.file("flat/k1.o"));
-    fs::copy_file(target("missing"), dir.file("flat/k2.o"));
+    fs::copy_file(core_target("moved"), dir.file("flat/k1.o"));
+    fs::copy_file(core_target("missing"), dir.file("flat/k2.o"));
     expect_refused(args(dir.file("flat"), {dir.file("flat/k1.o"), dir.file("flat/k2.o")}), dir.file("flat") + "/k1.o",
                    "is an input (" + dir.file("flat/k1.o") + "): refusing to overwrite it", dir.path());
     // k2's output would replace k1, spelt another way (a hard link): refused before k1 is read.
@@ -617,7 +585,7 @@ TEST_CASE("minimize batch: what -o DIR may not be", "[minimize-batch]") {
                    "is an input (" + dir.file("flat/k1.o") + ")", dir.path());
     // An object.
     fs::create_directories(dir.file("objs"));
-    fs::copy_file(object("core_types"), dir.file("objs/k1.o"));
+    fs::copy_file(test_object("core_types"), dir.file("objs/k1.o"));
     expect_refused({"minimize", "--btf", dir.file("flat/k1.o"), "--btf", dir.file("flat/k2.o"), "-o", dir.file("objs"),
                     dir.file("objs/k1.o")},
                    dir.file("objs") + "/k1.o", "is an input (" + dir.file("objs/k1.o") + ")", dir.path());
@@ -625,7 +593,7 @@ TEST_CASE("minimize batch: what -o DIR may not be", "[minimize-batch]") {
   SECTION("an archive member named to climb out of DIR is refused") {
     const std::string evil = dir.file("evil");
     fs::create_directories(evil + "/sub");
-    write_file(dir.file("escape.btf"), raw_btf(target("moved")));
+    write_file(dir.file("escape.btf"), raw_btf(core_target("moved")));
     // -P: GNU tar keeps the leading ../ it would otherwise strip.
     const RunResult tar = run({"tar", "-P", "-C", evil + "/sub", "-cJf", evil + "/sub/x.btf.tar.xz", "../../escape.btf"});
     REQUIRE(tar.status == 0);
@@ -634,7 +602,7 @@ TEST_CASE("minimize batch: what -o DIR may not be", "[minimize-batch]") {
     CHECK(r.status == 2);
     CHECK_THAT(r.err, Contains("btfslim: " + evil + "/sub/x.btf.tar.xz: member ../../escape.btf would be written outside"));
     CHECK(files_under(dir.file("evil-out")).empty());
-    CHECK(read_file(dir.file("escape.btf")) == raw_btf(target("moved")));  // where it would have gone
+    CHECK(read_file(dir.file("escape.btf")) == raw_btf(core_target("moved")));  // where it would have gone
   }
 }
 

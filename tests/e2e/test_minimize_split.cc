@@ -6,6 +6,7 @@
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
+#include "text.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
@@ -21,18 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using nlohmann::json;
-
-std::string object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
-std::string target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
-
-using BtfPtr = std::unique_ptr<struct btf, void (*)(struct btf*)>;
-
-BtfPtr parse(const std::string& path, struct btf* base = nullptr) {
-  BtfPtr b(btf__parse_split(path.c_str(), base), btf__free);
-  INFO("libbpf's btf__parse_split(" << path << ")");
-  REQUIRE(b != nullptr);
-  return b;
-}
 
 // "KIND name" of the named types a BTF has of its own (not its base's).
 std::set<std::string> own_named_types(const struct btf* b) {
@@ -83,15 +72,15 @@ std::vector<std::string> outcomes(const std::vector<std::string>& target, const 
 
 TEST_CASE("minimize --base writes split BTF with only what the base lacks", "[minimize-split]") {
   const TempDir dir;
-  const std::string source = target("moved");
-  const std::vector<std::string> both = {object("core_enums"), object("core_bitfields")};
+  const std::string source = core_target("moved");
+  const std::vector<std::string> both = {test_object("core_enums"), test_object("core_bitfields")};
   const std::string base = dir.file("base.btf"), split = dir.file("split.btf"), whole = dir.file("whole.btf");
-  minimize({"--btf", source, "-o", base}, {object("core_enums")});
+  minimize({"--btf", source, "-o", base}, {test_object("core_enums")});
   minimize({"--btf", source, "-o", whole}, both);
   const RunResult r = minimize({"--btf", source, "--base", base, "-o", split}, both);
   CHECK_THAT(r.out, Contains("split on " + base));
 
-  const BtfPtr base_btf = parse(base), split_btf = parse(split, base_btf.get()), whole_btf = parse(whole);
+  const BtfPtr base_btf = parse_btf(base), split_btf = parse_btf(split, base_btf.get()), whole_btf = parse_btf(whole);
   INFO("base " << own_types(base_btf.get()) << " types, split " << own_types(split_btf.get()) << ", whole "
                << own_types(whole_btf.get()));
   CHECK(own_types(split_btf.get()) > 0);
@@ -116,16 +105,16 @@ TEST_CASE("minimize --base writes split BTF with only what the base lacks", "[mi
 
 TEST_CASE("minimize --base on a base that has everything writes an empty split BTF", "[minimize-split]") {
   const TempDir dir;
-  const std::string source = target("moved");
-  const std::vector<std::string> objects = {object("core_fields"), object("core_types")};
+  const std::string source = core_target("moved");
+  const std::vector<std::string> objects = {test_object("core_fields"), test_object("core_types")};
   const std::string whole = dir.file("whole.btf");
   minimize({"--btf", source, "-o", whole}, objects);
   for (const std::string& base : {source, whole}) {
     INFO("base " << base);
     const std::string out = dir.file("empty.btf");
     minimize({"--btf", source, "--base", base, "-o", out}, objects);
-    const BtfPtr base_btf = parse(base);
-    CHECK(own_types(parse(out, base_btf.get()).get()) == 0);
+    const BtfPtr base_btf = parse_btf(base);
+    CHECK(own_types(parse_btf(out, base_btf.get()).get()) == 0);
     CHECK(outcomes({"--btf", out, "--base", base}, objects) == outcomes({"--btf", source}, objects));
   }
 }
@@ -134,14 +123,14 @@ TEST_CASE("minimize --base refuses what split BTF cannot say, and writes nothing
   const TempDir dir;
   const std::string out = dir.file("out.btf");
   // A base of the other byte order cannot carry the split BTF.
-  const std::string source = target("moved"), base = dir.file("base.btf"), big = dir.file("big.btf");
-  minimize({"--btf", source, "-o", base}, {object("core_types")});
-  const BtfPtr b = parse(base);
+  const std::string source = core_target("moved"), base = dir.file("base.btf"), big = dir.file("big.btf");
+  minimize({"--btf", source, "-o", base}, {test_object("core_types")});
+  const BtfPtr b = parse_btf(base);
   btf__set_endianness(b.get(), BTF_BIG_ENDIAN);
   __u32 size = 0;
   const void* data = btf__raw_data(b.get(), &size);
   write_file(big, std::string(static_cast<const char*>(data), size));
-  const RunResult e = btfslim({"minimize", "--btf", source, "--base", big, "-o", out, object("core_fields")});
+  const RunResult e = btfslim({"minimize", "--btf", source, "--base", big, "-o", out, test_object("core_fields")});
   CHECK(e.status == 2);
   CHECK_THAT(e.err, Contains(big) && Contains("big-endian"));
   CHECK(!fs::exists(out));
@@ -153,7 +142,7 @@ TEST_CASE("minimize --base refuses what split BTF cannot say, and writes nothing
   if (vmlinux.empty() || traces.empty())
     return skip("no /sys/kernel/btf/vmlinux and trace objects: the ambiguity case needs them");
   const std::string exec_base = dir.file("exec.btf");
-  minimize({"--btf", vmlinux, "-o", exec_base}, {object("trace_exec")});
+  minimize({"--btf", vmlinux, "-o", exec_base}, {test_object("trace_exec")});
   std::vector<std::string> args{"minimize", "--btf", vmlinux, "--base", exec_base, "-o", out};
   args.insert(args.end(), traces.begin(), traces.end());
   const RunResult r = btfslim(args);
@@ -168,7 +157,7 @@ TEST_CASE("minimize of a module writes split BTF on its vmlinux, or on a minimiz
   if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux: no module BTF can be built on it");
   const TempDir dir;
   const std::string ko = build_module(dir, vmlinux, ".modinfo");
-  const std::vector<std::string> objects = {object("core_module")};
+  const std::vector<std::string> objects = {test_object("core_module")};
   const auto expected = outcomes({"--btf", ko, "--base", vmlinux}, objects);
   for (const std::string& o : expected) CHECK_THAT(o, Contains(": ok"));
 
@@ -176,8 +165,8 @@ TEST_CASE("minimize of a module writes split BTF on its vmlinux, or on a minimiz
   const std::string on_vmlinux = dir.file("on_vmlinux.btf");
   const RunResult r = minimize({"--btf", ko, "--btf-base", vmlinux, "-o", on_vmlinux}, objects);
   CHECK_THAT(r.out, Contains("split on " + vmlinux));
-  const BtfPtr vmlinux_btf = parse(vmlinux);
-  const BtfPtr out = parse(on_vmlinux, vmlinux_btf.get());
+  const BtfPtr vmlinux_btf = parse_btf(vmlinux);
+  const BtfPtr out = parse_btf(on_vmlinux, vmlinux_btf.get());
   const std::set<std::string> own = own_named_types(out.get());
   INFO(own.size() << " named types");
   CHECK(own.count(std::to_string(BTF_KIND_STRUCT) + " nf_demo_conn") == 1);
@@ -190,8 +179,8 @@ TEST_CASE("minimize of a module writes split BTF on its vmlinux, or on a minimiz
   const std::string small_vmlinux = dir.file("vmlinux.min.btf"), on_small = dir.file("on_small.btf");
   minimize({"--btf", vmlinux, "-o", small_vmlinux}, objects);
   minimize({"--btf", ko, "--btf-base", vmlinux, "--base", small_vmlinux, "-o", on_small}, objects);
-  const BtfPtr small_btf = parse(small_vmlinux);
-  const BtfPtr on_small_btf = parse(on_small, small_btf.get());
+  const BtfPtr small_btf = parse_btf(small_vmlinux);
+  const BtfPtr on_small_btf = parse_btf(on_small, small_btf.get());
   CHECK(own_named_types(on_small_btf.get()).count(std::to_string(BTF_KIND_STRUCT) + " nf_demo_conn") == 1);
   CHECK(own_named_types(on_small_btf.get()).count(std::to_string(BTF_KIND_STRUCT) + " task_struct") == 0);
   CHECK(outcomes({"--btf", on_small, "--base", small_vmlinux}, objects) == expected);

@@ -1,4 +1,5 @@
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 
 #include <bpf/btf.h>
 
@@ -7,11 +8,6 @@
 
 namespace btfslim::test {
 namespace {
-
-struct Free {
-  void operator()(struct btf* b) const { btf__free(b); }
-};
-using BtfPtr = std::unique_ptr<struct btf, Free>;
 
 int check(int id) {
   if (id < 0) throw std::runtime_error("btf__add_* failed: " + std::to_string(id));

@@ -3,7 +3,9 @@
 #include "process.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <catch2/catch.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +21,16 @@
 #include <tuple>
 
 namespace btfslim::test {
+
+void BtfFree::operator()(struct btf* b) const { btf__free(b); }
+
+BtfPtr parse_btf(const std::string& path, struct btf* base) {
+  errno = 0;
+  BtfPtr b(btf__parse_split(path.c_str(), base));
+  INFO("libbpf's btf__parse_split(" << path << "): " << std::strerror(errno));
+  REQUIRE(b != nullptr);
+  return b;
+}
 namespace {
 
 // Where the print callback appends; libbpf's print hook is process-wide, and tests run on one thread.

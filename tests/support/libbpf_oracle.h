@@ -22,10 +22,22 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+struct btf;
+
 namespace btfslim::test {
+
+// A libbpf BTF object, freed with btf__free.
+struct BtfFree {
+  void operator()(struct btf* b) const;
+};
+using BtfPtr = std::unique_ptr<struct btf, BtfFree>;
+// libbpf's own reading of `path` (raw BTF, or an ELF's .BTF), split on `base` when given; the test
+// fails when libbpf cannot read it.
+BtfPtr parse_btf(const std::string& path, struct btf* base = nullptr);
 
 struct LibbpfRelo {
   enum Outcome { Patched, Poisoned, Failed };

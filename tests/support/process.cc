@@ -141,6 +141,8 @@ std::string source_data_dir() {
   const char* p = std::getenv("BTFSLIM_TEST_SOURCE_DIR");
   return p ? p : ".";
 }
+std::string test_object(const std::string& name) { return build_data_dir() + "/" + name + ".bpf.o"; }
+std::string core_target(const std::string& name) { return build_data_dir() + "/core_target_" + name + ".o"; }
 
 RunResult btfslim(const std::vector<std::string>& args) {
   std::vector<std::string> argv{btfslim_path()};

@@ -33,6 +33,10 @@ bool have(const std::string& program);
 std::string btfslim_path();
 std::string build_data_dir();   // compiled test inputs (BPF objects, pahole ELF)
 std::string source_data_dir();  // tests/ in the source tree
+// A BPF object the build compiled from tests/bpf/NAME.bpf.c, and a CO-RE target BTF from
+// tests/data/core_target_NAME.c.
+std::string test_object(const std::string& name);
+std::string core_target(const std::string& name);
 
 // A fresh directory removed with everything in it when the object goes.
 class TempDir {

@@ -6,6 +6,7 @@
 // here. Exactness against libbpf is proven end to end (tests/e2e/test_check.cc, libbpf's own log).
 #include "elf_image.h"
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 #include "process.h"
 
 #include "btfslim/btf.h"
@@ -68,7 +69,7 @@ Opened open_image(const TempDir& dir, const std::string& image, const std::strin
 
 // A target holding a struct task_struct whose fields sit elsewhere than the object's local ones.
 std::shared_ptr<const Btf> small_target() {
-  std::unique_ptr<struct btf, void (*)(struct btf*)> b(btf__new_empty(), btf__free);
+  BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
   REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
   REQUIRE(btf__add_struct(t, "task_struct", 64) == 2);

@@ -5,6 +5,7 @@
 #include "btfslim/input.h"
 #include "btfslim/kernel_memory.h"
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 #include "process.h"
 
 #include <bpf/btf.h>
@@ -18,14 +19,10 @@
 #include <set>
 
 using namespace btfslim;
+using test::BtfPtr;
 using btfslim::test::TempDir;
 
 namespace {
-
-struct FreeBtf {
-  void operator()(struct btf* b) const { btf__free(b); }
-};
-using BtfPtr = std::unique_ptr<struct btf, FreeBtf>;
 
 std::shared_ptr<const Btf> parsed(struct btf* b, std::shared_ptr<const Btf> base = nullptr) {
   __u32 size = 0;

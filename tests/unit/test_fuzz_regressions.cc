@@ -13,6 +13,7 @@
 //    VAR, DATASEC, DECL_TAG or FUNC_PROTO, not one that reaches those through a typedef or modifier, and
 //    never a FWD.
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 #include "process.h"
 
 #include "btfslim/btf.h"
@@ -36,11 +37,6 @@ namespace btfslim::test {
 namespace {
 
 using Catch::Matchers::StartsWith;
-
-struct Free {
-  void operator()(struct btf* b) const { btf__free(b); }
-};
-using BtfPtr = std::unique_ptr<struct btf, Free>;
 
 std::string raw_of(struct btf* b) {
   __u32 size = 0;

@@ -10,6 +10,7 @@
 // read it: both dumps, the footprint, the reference graph and its dominators. A handful of mutated files
 // also go through the binary, which must say one line and exit 2.
 #include "fixtures.h"
+#include "libbpf_oracle.h"
 #include "process.h"
 
 #include "btfslim/btf.h"
@@ -876,10 +877,9 @@ TEST_CASE("specific corruptions name what is wrong", "[robust]") {
 
     // A split BTF that only adds a pointer has no strings of its own: valid on its base, and without it
     // the empty string section is what gives it away.
-    std::unique_ptr<struct btf, void (*)(struct btf*)> lib_base(
-        btf__new(pair.base.data(), static_cast<__u32>(pair.base.size())), btf__free);
+    BtfPtr lib_base(btf__new(pair.base.data(), static_cast<__u32>(pair.base.size())));
     REQUIRE(lib_base != nullptr);
-    std::unique_ptr<struct btf, void (*)(struct btf*)> lib_split(btf__new_empty_split(lib_base.get()), btf__free);
+    BtfPtr lib_split(btf__new_empty_split(lib_base.get()));
     REQUIRE(btf__add_ptr(lib_split.get(), 3) == 4);
     __u32 size = 0;
     const void* data = btf__raw_data(lib_split.get(), &size);
@@ -894,7 +894,7 @@ TEST_CASE("specific corruptions name what is wrong", "[robust]") {
 
 // Reference loops: legal to encode, and nothing that reads them may go round forever.
 std::string loop_btf() {
-  std::unique_ptr<struct btf, void (*)(struct btf*)> b(btf__new_empty(), btf__free);
+  BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
   REQUIRE(btf__add_typedef(t, "loop_t", 2) == 1);      // [1] typedef -> [2]
   REQUIRE(btf__add_const(t, 1) == 2);                  // [2] const -> [1]
@@ -942,7 +942,7 @@ TEST_CASE("reference loops parse, dump and measure", "[robust]") {
 
 // One shape libbpf cannot print after [1] int, so that each is judged apart.
 std::string unprintable_btf(const std::string& which) {
-  std::unique_ptr<struct btf, void (*)(struct btf*)> b(btf__new_empty(), btf__free);
+  BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
   REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
   if (which == "typedef-const") {

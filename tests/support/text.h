@@ -1,0 +1,24 @@
+// Text helpers the end-to-end tests share: reading a command's output, spelling what it prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace btfslim::test {
+
+// "btfslim ARG ARG...", for naming the command a check ran in its message.
+std::string command_line(const std::vector<std::string>& args);
+// The lines of a text, without their newlines.
+std::vector<std::string> lines_of(const std::string& text);
+// The whitespace-separated words of a line.
+std::vector<std::string> words_of(const std::string& line);
+// 1234567 -> "1,234,567", as btfslim prints counts and sizes.
+std::string with_commas(std::uintmax_t n);
+// "" when the texts are equal, else the first line where they differ, ours against `theirs_label`'s.
+std::string first_difference(const std::string& ours, const std::string& theirs,
+                             const std::string& theirs_label = "expected");
+// What follows the last '/' of a path.
+std::string file_name(const std::string& path);
+
+}  // namespace btfslim::test
