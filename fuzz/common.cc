@@ -4,6 +4,7 @@
 #include "btfslim/dump.h"
 #include "btfslim/error.h"
 #include "btfslim/footprint.h"
+#include "btfslim/input.h"
 #include "btfslim/output.h"
 #include "btfslim/report.h"
 
@@ -124,6 +125,10 @@ std::shared_ptr<const Btf> small_core_target() {
   auto owner = std::make_shared<std::vector<std::uint8_t>>(static_cast<const std::uint8_t*>(data),
                                                            static_cast<const std::uint8_t*>(data) + size);
   return Btf::parse("small-target.btf", owner, std::span<const std::uint8_t>(*owner));
+}
+
+std::vector<std::shared_ptr<const Btf>> core_targets() {
+  return {small_core_target(), load_btf_file(BTFSLIM_FUZZ_MOVED_TARGET, nullptr)};
 }
 
 }  // namespace btfslim::fuzz

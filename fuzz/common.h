@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace btfslim::fuzz {
 
@@ -41,5 +42,9 @@ class MemFile {
 // A small CO-RE target built with btf__add_*: a task_struct like minimal.bpf.c's, and a few shapes the
 // corpus' roots may meet (a union, bitfields, enums, an array, a typedef, a forward declaration).
 std::shared_ptr<const Btf> small_core_target();
+
+// What the CO-RE targets relocate against: small_core_target(), and the corpus' "moved" kernel
+// (tests/data/core_target_moved.c as pahole encodes it).
+std::vector<std::shared_ptr<const Btf>> core_targets();
 
 }  // namespace btfslim::fuzz

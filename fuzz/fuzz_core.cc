@@ -38,10 +38,7 @@ int devnull() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_targets.emplace_back(fuzz::small_core_target());
-#ifdef BTFSLIM_FUZZ_MOVED_TARGET
-  g_targets.emplace_back(load_btf_file(BTFSLIM_FUZZ_MOVED_TARGET, nullptr));
-#endif
+  for (auto& btf : fuzz::core_targets()) g_targets.emplace_back(std::move(btf));
   return 0;
 }
 

@@ -54,10 +54,7 @@ void minimize_on(const std::shared_ptr<const Btf>& target, const BpfObject& obje
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_targets.push_back(fuzz::small_core_target());
-#ifdef BTFSLIM_FUZZ_MOVED_TARGET
-  g_targets.push_back(load_btf_file(BTFSLIM_FUZZ_MOVED_TARGET, nullptr));
-#endif
+  g_targets = fuzz::core_targets();
   return 0;
 }
 
