@@ -254,32 +254,10 @@ class Btf {
 enum class NameRole : std::uint8_t { Type, Member, Enumerator, Param };
 enum class RefRole : std::uint8_t { Type, Element, Index, Member, Return, Param, Variable };
 
-template <typename Fn>
-inline void for_each_name_field(std::uint32_t info, Fn&& fn) {
-  fn(std::uint32_t{0}, NameRole::Type);
-  const unsigned vlen = info & 0xffff;
-  std::uint32_t entry = kTypeHeaderSize;
-  switch (static_cast<Kind>((info >> 24) & 0x1f)) {
-    case Kind::Struct:
-    case Kind::Union:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry, NameRole::Member);
-      break;
-    case Kind::Enum:
-      for (unsigned i = 0; i < vlen; ++i, entry += 8) fn(entry, NameRole::Enumerator);
-      break;
-    case Kind::Enum64:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry, NameRole::Enumerator);
-      break;
-    case Kind::FuncProto:
-      for (unsigned i = 0; i < vlen; ++i, entry += 8) fn(entry, NameRole::Param);
-      break;
-    default:
-      break;
-  }
-}
-
-template <typename Fn>
-inline void for_each_type_field(std::uint32_t info, Fn&& fn) {
+// Both kinds of field in one switch: on_name(offset, role) and on_type(offset, role), in record order.
+template <typename OnName, typename OnType>
+inline void for_each_field(std::uint32_t info, OnName&& on_name, OnType&& on_type) {
+  on_name(std::uint32_t{0}, NameRole::Type);
   const unsigned vlen = info & 0xffff;
   std::uint32_t entry = kTypeHeaderSize;
   switch (static_cast<Kind>((info >> 24) & 0x1f)) {
@@ -292,26 +270,48 @@ inline void for_each_type_field(std::uint32_t info, Fn&& fn) {
     case Kind::Var:
     case Kind::TypeTag:
     case Kind::DeclTag:
-      fn(std::uint32_t{8}, RefRole::Type);
+      on_type(std::uint32_t{8}, RefRole::Type);
       break;
     case Kind::Array:
-      fn(entry, RefRole::Element);
-      fn(entry + 4, RefRole::Index);
+      on_type(entry, RefRole::Element);
+      on_type(entry + 4, RefRole::Index);
       break;
     case Kind::Struct:
     case Kind::Union:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry + 4, RefRole::Member);
+      for (unsigned i = 0; i < vlen; ++i, entry += 12) {
+        on_name(entry, NameRole::Member);
+        on_type(entry + 4, RefRole::Member);
+      }
+      break;
+    case Kind::Enum:
+      for (unsigned i = 0; i < vlen; ++i, entry += 8) on_name(entry, NameRole::Enumerator);
+      break;
+    case Kind::Enum64:
+      for (unsigned i = 0; i < vlen; ++i, entry += 12) on_name(entry, NameRole::Enumerator);
       break;
     case Kind::FuncProto:
-      fn(std::uint32_t{8}, RefRole::Return);
-      for (unsigned i = 0; i < vlen; ++i, entry += 8) fn(entry + 4, RefRole::Param);
+      on_type(std::uint32_t{8}, RefRole::Return);
+      for (unsigned i = 0; i < vlen; ++i, entry += 8) {
+        on_name(entry, NameRole::Param);
+        on_type(entry + 4, RefRole::Param);
+      }
       break;
     case Kind::Datasec:
-      for (unsigned i = 0; i < vlen; ++i, entry += 12) fn(entry, RefRole::Variable);
+      for (unsigned i = 0; i < vlen; ++i, entry += 12) on_type(entry, RefRole::Variable);
       break;
     default:
       break;
   }
+}
+
+template <typename Fn>
+inline void for_each_name_field(std::uint32_t info, Fn&& fn) {
+  for_each_field(info, fn, [](std::uint32_t, RefRole) {});
+}
+
+template <typename Fn>
+inline void for_each_type_field(std::uint32_t info, Fn&& fn) {
+  for_each_field(info, [](std::uint32_t, NameRole) {}, fn);
 }
 
 // Calls fn(name_off) for every string a record refers to: its name and its members', enumerators' and

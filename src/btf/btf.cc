@@ -162,8 +162,9 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
       fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
            kind_name(kind), vlen, kTypeHeaderSize + trailing, off, len - off);
     if (id == 0xffffffffu) fail(name, "too many types");
-    for_each_name_field(info, [&](std::uint32_t at, NameRole) { max_name = std::max(max_name, order.u32(p + at)); });
-    for_each_type_field(info, [&](std::uint32_t at, RefRole) { max_ref = std::max(max_ref, order.u32(p + at)); });
+    for_each_field(
+        info, [&](std::uint32_t at, NameRole) { max_name = std::max(max_name, order.u32(p + at)); },
+        [&](std::uint32_t at, RefRole) { max_ref = std::max(max_ref, order.u32(p + at)); });
     offsets.push_back(off);
     off = static_cast<std::uint32_t>(end);
   }
@@ -183,18 +184,20 @@ void Btf::check_references(TypeId id, const TypeView& t) const {
                                                    "its return type", "a parameter",      "a variable"};
   const Kind kind = t.kind();
   const char* hint = base_ ? "" : "; is this split BTF? pass --base";
-  for_each_name_field(t.info(), [&](std::uint32_t at, NameRole role) {
-    const std::uint32_t off = order_.u32(t.data() + at);
-    if (off >= string_end())
-      fail(name_, "type [{}] {}: {} offset {} is past the end of the strings ({} bytes){}", id, kind_name(kind),
-           kNameLabel[static_cast<unsigned>(role)], off, string_end(), hint);
-  });
-  for_each_type_field(t.info(), [&](std::uint32_t at, RefRole role) {
-    const TypeId ref = order_.u32(t.data() + at);
-    if (ref >= end_id())
-      fail(name_, "type [{}] {}: {} refers to type {}, but the last type is [{}]{}", id, kind_name(kind),
-           kRefLabel[static_cast<unsigned>(role)], ref, end_id() - 1, hint);
-  });
+  for_each_field(
+      t.info(),
+      [&](std::uint32_t at, NameRole role) {
+        const std::uint32_t off = order_.u32(t.data() + at);
+        if (off >= string_end())
+          fail(name_, "type [{}] {}: {} offset {} is past the end of the strings ({} bytes){}", id, kind_name(kind),
+               kNameLabel[static_cast<unsigned>(role)], off, string_end(), hint);
+      },
+      [&](std::uint32_t at, RefRole role) {
+        const TypeId ref = order_.u32(t.data() + at);
+        if (ref >= end_id())
+          fail(name_, "type [{}] {}: {} refers to type {}, but the last type is [{}]{}", id, kind_name(kind),
+               kRefLabel[static_cast<unsigned>(role)], ref, end_id() - 1, hint);
+      });
 }
 
 }  // namespace btfslim
