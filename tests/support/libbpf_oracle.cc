@@ -22,8 +22,6 @@
 
 namespace btfslim::test {
 
-void BtfFree::operator()(struct btf* b) const { btf__free(b); }
-
 BtfPtr parse_btf(const std::string& path, struct btf* base) {
   errno = 0;
   BtfPtr b(btf__parse_split(path.c_str(), base));

@@ -20,19 +20,19 @@
 // the start of the program (or subprogram) P that holds the instruction.
 #pragma once
 
+#include <bpf/btf.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-struct btf;
-
 namespace btfslim::test {
 
 // A libbpf BTF object, freed with btf__free.
 struct BtfFree {
-  void operator()(struct btf* b) const;
+  void operator()(struct btf* b) const { btf__free(b); }
 };
 using BtfPtr = std::unique_ptr<struct btf, BtfFree>;
 // libbpf's own reading of `path` (raw BTF, or an ELF's .BTF), split on `base` when given; the test
