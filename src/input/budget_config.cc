@@ -10,6 +10,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace btfslim {
 namespace {
@@ -115,6 +117,144 @@ bool Budget::needs_types() const {
 
 namespace {
 
+// toml++ 3.3.0 asks is_non_ascii_horizontal_whitespace() about code points it meets outside strings, in
+// keys and after a backslash in a multi-line basic string, and that function reaches __builtin_unreachable()
+// for most of U+00A1..U+0499, U+2ECE..U+32C7 and U+FB06..U+FEFE: undefined behaviour on a one-line typo.
+// TOML allows non-ASCII text only in strings and comments, so the reader finds any other before toml++
+// does and reports it as the syntax error it is. Keys must be ASCII as well: every key a budget file has
+// (budget keys, kind names, C type names) is. The scan follows TOML's lexical structure only as far as it
+// must tell keys from values; where a file is malformed, toml++ reports the error the scan let through.
+class NonAsciiScan {
+ public:
+  NonAsciiScan(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+
+  void run() {
+    if (text_.starts_with("\xEF\xBB\xBF")) i_ = 3;  // a UTF-8 byte order mark, which toml++ skips
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      if (c == '\n') {
+        ++line_;
+        if (!nest_.empty() && nest_.back() == Header) nest_.pop_back();  // headers are one line
+        if (nest_.empty()) expect_ = Key;
+        ++i_;
+      } else if (c == '#') {
+        while (i_ < text_.size() && text_[i_] != '\n') ++i_;  // comments may hold any text
+      } else if (c == '"' || c == '\'') {
+        string(c);
+      } else if (!is_ascii(c)) {
+        syntax_error("a non-ASCII character outside a string or comment");
+      } else {
+        punctuation(c);
+        ++i_;
+      }
+    }
+  }
+
+ private:
+  enum Expect : char { Key, Value, AfterValue };
+  enum Nest : char { Header, Array, InlineTable };
+
+  std::string_view text_;
+  const std::string& file_;
+  std::size_t i_ = 0;
+  std::uint32_t line_ = 1;
+  Expect expect_ = Key;
+  std::vector<Nest> nest_;
+
+  static bool is_ascii(char c) { return static_cast<unsigned char>(c) < 0x80; }
+  bool at(std::string_view s) const { return text_.substr(i_).starts_with(s); }
+
+  template <typename... Args>
+  [[noreturn]] void syntax_error(fmt::format_string<Args...> format, Args&&... args) const {
+    fail(fmt::format("{}:{}", file_, line_), "TOML syntax error: {}",
+         fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  void punctuation(char c) {
+    switch (c) {
+      case ' ': case '\t': case '\r': case '.': return;
+      case '=': expect_ = Value; return;
+      case '[':
+        if (expect_ == Key && nest_.empty()) {
+          nest_.push_back(Header);
+          if (at("[[")) ++i_;  // [[array of tables]]
+        } else {
+          nest_.push_back(Array);
+          expect_ = Value;
+        }
+        return;
+      case '{':
+        nest_.push_back(InlineTable);
+        expect_ = Key;
+        return;
+      case ']': case '}': {
+        const bool header = !nest_.empty() && nest_.back() == Header;
+        if (!nest_.empty()) nest_.pop_back();
+        expect_ = header ? Key : AfterValue;
+        if (header && at("]]")) ++i_;  // [[array of tables]]
+        return;
+      }
+      case ',':
+        if (!nest_.empty()) expect_ = nest_.back() == InlineTable ? Key : Value;
+        return;
+      default:
+        if (expect_ == Value) expect_ = AfterValue;  // a number, boolean or date
+        return;
+    }
+  }
+
+  // A string from its opening quote: a key's must be ASCII; in a basic string, a backslash and what a
+  // line-ending backslash skips must be followed by ASCII.
+  void string(char quote) {
+    const bool key = expect_ != Value;
+    const char triple[] = {quote, quote, quote};
+    const std::string_view delimiter(triple, 3);
+    const bool multi_line = at(delimiter);
+    i_ += multi_line ? 3 : 1;
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      if (multi_line ? at(delimiter) : c == quote) {
+        i_ += multi_line ? 3 : 1;
+        for (int extra = 0; multi_line && extra < 2 && i_ < text_.size() && text_[i_] == quote; ++extra) ++i_;
+        break;
+      }
+      if (c == '\n') {
+        if (!multi_line) break;  // toml++ reports the unterminated string
+        ++line_;
+      } else if (!is_ascii(c) && key) {
+        fail(fmt::format("{}:{}", file_, line_),
+             "non-ASCII character in a key: the keys of a budget file (budget keys, kind names, C type names) "
+             "are ASCII");
+      } else if (c == '\\' && quote == '"') {
+        escape(multi_line);
+        continue;
+      }
+      ++i_;
+    }
+    if (!key) expect_ = AfterValue;
+  }
+
+  // From a backslash in a basic string. In a multi-line one, a backslash at the end of a line joins the
+  // spaces, tabs and line breaks up to the next text; toml++ classifies the first character past them,
+  // so that one must be ASCII, as must an escaped character (\uXXXX's digits are read as text).
+  void escape(bool multi_line) {
+    ++i_;
+    if (multi_line) {
+      const std::size_t start = i_;
+      for (; i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\r' || text_[i_] == '\n'); ++i_)
+        if (text_[i_] == '\n') ++line_;
+      if (i_ != start) {
+        if (i_ < text_.size() && !is_ascii(text_[i_]))
+          syntax_error("a non-ASCII character first after a line-ending backslash (escape it as \\uXXXX)");
+        return;
+      }
+    }
+    if (i_ < text_.size() && !is_ascii(text_[i_]))
+      syntax_error("a non-ASCII character after a backslash (escape it as \\uXXXX)");
+    if (i_ < text_.size() && text_[i_] != '\n') ++i_;
+  }
+};
+
 class ConfigReader {
  public:
   explicit ConfigReader(const std::string& file) : file_(file) {}
@@ -128,6 +268,7 @@ class ConfigReader {
   BudgetConfig read(std::string_view text) {
     BudgetConfig config;
     config.file = file_;
+    NonAsciiScan(text, file_).run();
     toml::table doc;
     try {
       doc = toml::parse(text, file_);
