@@ -9,6 +9,9 @@
 // `first_id()` and string offsets below `string_base()` resolve in the base.
 #pragma once
 
+#include "btfslim/memory.h"
+
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -184,12 +187,15 @@ std::uint32_t TypeView::record_size() const {
   return kTypeHeaderSize + l.fixed + l.per_entry * vlen();
 }
 
+class RecordNames;
+
 class Btf {
  public:
-  // Parses and validates `bytes`; `owner` keeps them alive. Throws InputError naming `name`.
+  // Parses and validates `bytes`; `owner` keeps them alive. Throws InputError naming `name`. With
+  // `names`, the pass that indexes the records also collects their names there.
   static std::shared_ptr<const Btf> parse(std::string name, std::shared_ptr<const void> owner,
                                           std::span<const std::uint8_t> bytes,
-                                          std::shared_ptr<const Btf> base = nullptr);
+                                          std::shared_ptr<const Btf> base = nullptr, RecordNames* names = nullptr);
 
   const std::string& name() const { return name_; }
   const Header& header() const { return header_; }
@@ -232,7 +238,7 @@ class Btf {
   Btf() = default;
   void parse_header();
   // Returns the largest name offset and type id the records hold.
-  std::pair<std::uint32_t, TypeId> index_types();
+  std::pair<std::uint32_t, TypeId> index_types(RecordNames* names);
   void check_references(TypeId id, const TypeView& t) const;
 
   std::string name_;
@@ -245,7 +251,7 @@ class Btf {
   ByteOrder order_;
   TypeId first_id_ = 1;
   std::uint32_t string_base_ = 0;
-  std::vector<std::uint32_t> offsets_;
+  ZeroedArray<std::uint32_t> offsets_;
 };
 
 // Where a record keeps the string offsets and type ids it refers to: the one list of them, which
@@ -332,6 +338,88 @@ void for_each_type_ref(const TypeView& t, Fn&& fn) {
   const std::uint8_t* p = t.data();
   for_each_type_field(order.u32(p + 4), [&](std::uint32_t off, RefRole) { fn(order.u32(p + off)); });
 }
+
+// Every name the own records of a BTF hold, in record order, with the records per kind: what the string
+// attribution (footprint.h) reads. Whoever decodes the records fills it: Btf::parse's index pass when it
+// is given one, so that `measure` decodes each record once, or the attribution itself. The decoder takes
+// a Writer from start(), calls record() for each record and name() for each of its names in order, and
+// hands the writer back to finish().
+class RecordNames {
+ public:
+  static constexpr std::uint8_t kOwnName = 0x80;
+
+  // Per name: its position in the BTF's own string section, or the section's length for a name that is
+  // none of its strings (offset 0, or one of the base's).
+  ZeroedArray<std::uint32_t> at;
+  // Per name: its record's kind, | kOwnName on the record's own name, which is its first.
+  ZeroedArray<std::uint8_t> marks;
+  // Bit i: a name is at position i; section length / 64 + 1 words, the bit of the length clear.
+  ZeroedArray<std::uint64_t> named;
+  std::array<std::uint32_t, kMaxKind + 1> records{};
+  std::array<std::uint64_t, kMaxKind + 1> record_bytes{};
+
+  bool complete() const { return complete_; }
+
+  // Plain pointers and values, held by the decoder in its own frame: were they read through the
+  // RecordNames, each byte stored to `marks` (which may alias anything) would make the compiler load
+  // them again for the next name.
+  class Writer {
+   public:
+    void record(unsigned kind, std::uint32_t bytes) {
+      ++records_[kind];
+      record_bytes_[kind] += bytes;
+      mark_ = static_cast<std::uint8_t>(kind | kOwnName);
+    }
+    void name(std::uint32_t off) {
+      std::uint32_t i = off - base_;
+      if (off == 0 || i >= len_) i = len_;
+      named_[i / 64] |= std::uint64_t{1} << (i % 64);
+      *at_++ = i;
+      *marks_++ = mark_;
+      mark_ &= static_cast<std::uint8_t>(~kOwnName);
+    }
+
+   private:
+    friend class RecordNames;
+    std::uint32_t* at_;
+    std::uint8_t* marks_;
+    std::uint64_t* named_;
+    std::uint32_t* records_;
+    std::uint64_t* record_bytes_;
+    std::uint32_t base_;
+    std::uint32_t len_;
+    std::uint8_t mark_ = 0;
+  };
+
+  Writer start(std::uint32_t type_len, std::uint32_t string_base, std::uint32_t string_len) {
+    // A name takes at least 8 bytes of a record: the header's 12 hold one, an entry of 8 or 12 one.
+    at = ZeroedArray<std::uint32_t>::for_overwrite(type_len / 8 + 1);
+    marks = ZeroedArray<std::uint8_t>::for_overwrite(at.size());
+    named = ZeroedArray<std::uint64_t>(string_len / 64 + 1);
+    records = {};
+    record_bytes = {};
+    complete_ = false;
+    Writer w;
+    w.at_ = at.data();
+    w.marks_ = marks.data();
+    w.named_ = named.data();
+    w.records_ = records.data();
+    w.record_bytes_ = record_bytes.data();
+    w.base_ = string_base;
+    w.len_ = string_len;
+    return w;
+  }
+  void finish(const Writer& w) {
+    const auto n = static_cast<std::size_t>(w.at_ - at.data());
+    at.truncate(n);
+    marks.truncate(n);
+    named[w.len_ / 64] &= ~(std::uint64_t{1} << (w.len_ % 64));
+    complete_ = true;
+  }
+
+ private:
+  bool complete_ = false;
+};
 
 // A type's name, or "(anon)" for name offset 0 (bpftool's convention).
 inline std::string_view name_or_anon(const Btf& btf, std::uint32_t name_off) {

@@ -27,7 +27,8 @@ struct StringAttribution {
   std::uint64_t unreferenced_bytes = 0;  // own string bytes no type names, the leading "" included
 };
 
-StringAttribution attribute_strings(const Btf& btf);
+// `names`: the records' names, where Btf::parse collected them (else they are collected here).
+StringAttribution attribute_strings(const Btf& btf, RecordNames names = {});
 
 struct KindFootprint {
   std::uint32_t count = 0;
@@ -66,7 +67,8 @@ struct Footprint {
   KernelMemory kernel;
 
   // strings.per_type, own, the graph, the dominators and retained are left empty at Depth::Kinds.
-  explicit Footprint(const Btf& btf, Depth depth = Depth::Full);
+  // `names`: as for attribute_strings.
+  explicit Footprint(const Btf& btf, Depth depth = Depth::Full, RecordNames names = {});
 };
 
 }  // namespace btfslim

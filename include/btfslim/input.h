@@ -86,7 +86,8 @@ struct ResolvedInput {
 ResolvedInput resolve_input(std::string_view arg);
 
 struct LoadOptions {
-  std::string base;  // --base: the BTF a split input continues ("" = none, or automatic)
+  std::string base;             // --base: the BTF a split input continues ("" = none, or automatic)
+  RecordNames* names = nullptr;  // where given, the input's names (not its base's), collected while indexing
 };
 
 // Loads the BTF in a raw BTF file or an ELF file's .BTF section, with its base where it is split.

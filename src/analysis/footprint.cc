@@ -1,18 +1,18 @@
 // String attribution and the per-kind footprint (the model is described in footprint.h).
 //
 // A type's string bytes are the sum, over the offsets it names, of the string's extent divided by how
-// many references name it. That takes two passes over the records (counts are only known at the end
-// of the first) with a sweep over the string section between them; the passes are what this costs, so
-// the data they share is kept small enough to stay in cache:
-// - pass 1 decodes each record's name offsets once, sets one bit per named offset in a bitmap of the
-//   string section (290 KiB for vmlinux's 2.3 MB of strings), and appends the offsets to a flat list;
+// many references name it. That takes two passes over the names (counts are only known at the end of
+// the first) with a sweep over the string section between them; the passes are what this costs, so the
+// data they share is kept small enough to stay in cache:
+// - pass 1 is the records' name list (RecordNames, btf.h), which Btf::parse's index pass collects
+//   where it is asked to (measure, budget) or which is collected here: one bit per named offset in a
+//   bitmap of the string section (290 KiB for vmlinux's 2.3 MB of strings), the named offsets as a
+//   flat list, and per name its record's kind and whether it is the record's own;
 // - each named offset gets a rank, its position among the named offsets, from the bitmap and a running
 //   count per 64-bit word; the list is rewritten to ranks while counting references per rank;
 // - the sweep finds each extent with bit operations on the bitmap and on a bitmap of the NULs, and
 //   turns each rank's count into its weight, extent / count;
-// - pass 2 walks the records and the flat list together, sums weights, and rolls up the per-kind
-//   figures on the way; for the per-kind figures alone it walks only the list, whose names pass 1
-//   marked with their record's kind.
+// - pass 2 walks the list once, sums the weights per record and the records' sums per kind.
 // Offsets that name no string of this BTF (0, or the base's strings) rank one past the last, whose
 // weight is 0, so that pass 2 needs no branch for them. Nothing is allocated per type.
 #include "btfslim/footprint.h"
@@ -78,61 +78,66 @@ void rank_and_count(const ZeroedArray<std::uint64_t>& named, const ZeroedArray<s
   }
 }
 
-// Names per record: its own, plus one per member, enumerator or parameter (what for_each_name_ref calls),
-// by kind and vlen without a branch.
-std::uint32_t name_count(const TypeView& t) {
-  constexpr std::uint32_t kNamedEntries = 1u << static_cast<unsigned>(Kind::Struct) |
-                                          1u << static_cast<unsigned>(Kind::Union) |
-                                          1u << static_cast<unsigned>(Kind::Enum) |
-                                          1u << static_cast<unsigned>(Kind::Enum64) |
-                                          1u << static_cast<unsigned>(Kind::FuncProto);
-  return 1 + ((kNamedEntries >> static_cast<unsigned>(t.kind())) & 1) * t.vlen();
+// Pass 2 (see attribute): per record, the sum of its names' weights; per kind, the sum of its records'.
+// Branch-free: a record's sum is added to its kind's when the next record starts, and 0 is added
+// otherwise, which changes no sum; the kind sums are kept in locals until the end.
+template <bool PerType>
+void sum_shares(const std::uint8_t* marks, std::span<const std::uint32_t> ranks, const ZeroedArray<double>& weight,
+                double* per_type, FileFootprint* kinds) {
+  double sums[kMaxKind + 1] = {};
+  double share = 0;
+  unsigned kind = 0;
+  std::size_t node = 0;
+  for (std::size_t j = 0; j < ranks.size(); ++j) {
+    const unsigned mark = marks[j];
+    const bool first = mark & RecordNames::kOwnName;
+    if constexpr (PerType) {
+      if (first && j > 0) per_type[node++] = share;
+    }
+    sums[kind] += first ? share : 0.0;
+    kind = first ? mark & ~unsigned{RecordNames::kOwnName} : kind;
+    share = (first ? 0.0 : share) + weight[ranks[j]];
+  }
+  if (!ranks.empty()) {
+    if constexpr (PerType) per_type[node] = share;
+    sums[kind] += share;
+  }
+  if (kinds)
+    for (unsigned k = 0; k <= kMaxKind; ++k) kinds->kinds[k].string_bytes = sums[k];
+}
+
+// The records' names, for a BTF whose index pass did not collect them: the same decoding, here.
+RecordNames collect_names(const Btf& btf) {
+  RecordNames names;
+  RecordNames::Writer writer = names.start(static_cast<std::uint32_t>(btf.type_section().size()),
+                                           btf.string_base(), static_cast<std::uint32_t>(btf.string_section().size()));
+  for_each_record(btf, [&](std::uint32_t, const TypeView& t) {
+    writer.record(static_cast<unsigned>(t.kind()), t.record_size());
+    for_each_name_ref(t, [&](std::uint32_t off) { writer.name(off); });
+  });
+  names.finish(writer);
+  return names;
 }
 
 // The string totals, every type's share where `per_type` is set, and, where `kinds` is given, the
-// per-kind counts and sums (pass 2 below).
-StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds) {
+// per-kind counts and sums.
+StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds, RecordNames names) {
   StringAttribution out;
-  const std::uint32_t n = btf.own_count();
-  if (per_type) out.per_type = ZeroedArray<double>::for_overwrite(n);
+  if (per_type) out.per_type = ZeroedArray<double>::for_overwrite(btf.own_count());
   const auto strings = btf.string_section();
-  const std::uint32_t base = btf.string_base();
   const auto len = static_cast<std::uint32_t>(strings.size());
   const std::uint32_t words = len / 64 + 1;  // one more bit than the section: `len` is "not ours"
 
-  // Pass 1: which offsets are named, and the list of names in record order. Offset 0 is "no name", not
-  // a use of a string; offsets below `base` are the base's strings. The list's bound: a record names
-  // one string in its header and at most one per 8 trailing bytes.
-  // For the kinds alone, pass 1 also counts the records and notes, per name, its record's kind and
-  // whether it is the record's first (its own name, which every record has), so that pass 2 is a loop
-  // over the names that adds the same weights in the same order as the walk over the records would.
-  const bool kinds_only = kinds && !per_type;
-  constexpr std::uint8_t kFirstName = 0x80;
-  ZeroedArray<std::uint64_t> named(words);
-  const std::uint64_t trailing = btf.type_section().size() - std::uint64_t{kTypeHeaderSize} * n;
-  auto refs = ZeroedArray<std::uint32_t>::for_overwrite(n + trailing / 8);
-  auto ref_kinds = kinds_only ? ZeroedArray<std::uint8_t>::for_overwrite(refs.size()) : ZeroedArray<std::uint8_t>();
-  std::uint32_t* ref = refs.data();
-  std::uint8_t* ref_kind = ref_kinds.data();
-  for_each_record(btf, [&](std::uint32_t, const TypeView& t) {
-    std::uint8_t kind_mark = static_cast<std::uint8_t>(t.kind()) | kFirstName;
-    if (kinds_only) {
-      KindFootprint& kind = kinds->kinds[static_cast<unsigned>(t.kind())];
-      ++kind.count;
-      kind.record_bytes += t.record_size();
+  // Pass 1: which offsets are named, and the list of names in record order, each marked with its
+  // record's kind and whether it is the record's own (first) name.
+  if (!names.complete()) names = collect_names(btf);
+  if (kinds)
+    for (unsigned k = 0; k <= kMaxKind; ++k) {
+      kinds->kinds[k].count = names.records[k];
+      kinds->kinds[k].record_bytes = names.record_bytes[k];
     }
-    for_each_name_ref(t, [&](std::uint32_t off) {
-      const std::uint32_t i = off != 0 && off >= base ? off - base : len;
-      named[i / 64] |= std::uint64_t{1} << (i % 64);
-      *ref++ = i;
-      if (kinds_only) {
-        *ref_kind++ = kind_mark;
-        kind_mark &= ~kFirstName;
-      }
-    });
-  });
-  refs.truncate(static_cast<std::size_t>(ref - refs.data()));
-  named[len / 64] &= ~(std::uint64_t{1} << (len % 64));
+  const ZeroedArray<std::uint64_t>& named = names.named;
+  ZeroedArray<std::uint32_t>& refs = names.at;
 
   // Ranks: rank(i) = named offsets below i; rank(len) is the count of named offsets, the "not ours" slot.
   // Per rank, first the reference count, then the weight; exact in a double either way.
@@ -192,33 +197,12 @@ StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds)
   }
   out.unreferenced_bytes = len - out.referenced_bytes;
 
-  // Pass 2: each type's share, the names' weights summed in record order.
-  if (kinds_only) {
-    double share = 0;
-    unsigned kind = 0;
-    for (std::size_t j = 0; j < refs.size(); ++j) {
-      if (ref_kinds[j] & kFirstName) {
-        if (j > 0) kinds->kinds[kind].string_bytes += share;
-        share = 0;
-        kind = ref_kinds[j] & ~kFirstName;
-      }
-      share += weight[refs[j]];
-    }
-    if (!refs.empty()) kinds->kinds[kind].string_bytes += share;
-    return out;
-  }
-  const std::uint32_t* r = refs.data();
-  for_each_record(btf, [&](std::uint32_t node, const TypeView& t) {
-    double share = 0;
-    for (std::uint32_t k = name_count(t); k > 0; --k) share += weight[*r++];
-    if (per_type) out.per_type[node] = share;
-    if (kinds) {
-      KindFootprint& kind = kinds->kinds[static_cast<unsigned>(t.kind())];
-      ++kind.count;
-      kind.record_bytes += t.record_size();
-      kind.string_bytes += share;
-    }
-  });
+  // Pass 2: each type's share, the names' weights summed in record order, and each kind's sum of its
+  // types' shares, also in record order (so that every way of measuring adds the same doubles alike).
+  if (per_type)
+    sum_shares<true>(names.marks.data(), refs, weight, out.per_type.data(), kinds);
+  else
+    sum_shares<false>(names.marks.data(), refs, weight, nullptr, kinds);
   return out;
 }
 
@@ -242,11 +226,13 @@ void add_strings(FileFootprint& f, const StringAttribution& strings) {
 
 }  // namespace
 
-StringAttribution attribute_strings(const Btf& btf) { return attribute(btf, true, nullptr); }
+StringAttribution attribute_strings(const Btf& btf, RecordNames names) {
+  return attribute(btf, true, nullptr, std::move(names));
+}
 
 FileFootprint measure_file(const Btf& btf) {
   FileFootprint f = file_figures(btf);
-  add_strings(f, attribute(btf, false, &f));
+  add_strings(f, attribute(btf, false, &f, {}));
   return f;
 }
 
@@ -263,15 +249,16 @@ FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) {
   return f;
 }
 
-Footprint::Footprint(const Btf& btf, Depth depth) : file(file_figures(btf)), kernel(kernel_memory(btf)) {
+Footprint::Footprint(const Btf& btf, Depth depth, RecordNames names)
+    : file(file_figures(btf)), kernel(kernel_memory(btf)) {
   if (depth == Depth::Kinds) {
-    add_strings(file, attribute(btf, false, &file));
+    add_strings(file, attribute(btf, false, &file, std::move(names)));
     return;
   }
   // One step after the other, not on two threads, and `own` only at the end: what is live at the
   // busiest moment (the dominators' working arrays) then fits in three huge pages instead of four (see
   // memory.h), 2 MiB less resident for vmlinux.
-  strings = attribute(btf, true, &file);
+  strings = attribute(btf, true, &file, std::move(names));
   add_strings(file, strings);
   graph = TypeGraph(btf);
   dominators = compute_dominators(graph);

@@ -57,7 +57,8 @@ std::string_view Btf::str(std::uint32_t off) const {
 }
 
 std::shared_ptr<const Btf> Btf::parse(std::string name, std::shared_ptr<const void> owner,
-                                      std::span<const std::uint8_t> bytes, std::shared_ptr<const Btf> base) {
+                                      std::span<const std::uint8_t> bytes, std::shared_ptr<const Btf> base,
+                                      RecordNames* names) {
   std::shared_ptr<Btf> btf(new Btf());
   btf->name_ = std::move(name);
   btf->owner_ = std::move(owner);
@@ -70,7 +71,7 @@ std::shared_ptr<const Btf> Btf::parse(std::string name, std::shared_ptr<const vo
   btf->parse_header();
   // Indexing notes the largest name offset and type id any record holds; only when one is out of range
   // does the slower walk run, to name the first offending record.
-  const auto [max_name, max_ref] = btf->index_types();
+  const auto [max_name, max_ref] = btf->index_types(names);
   if (max_name >= btf->string_end() || max_ref >= btf->end_id())
     for (TypeId id = btf->first_id_; id < btf->end_id(); ++id) btf->check_references(id, btf->type(id));
   return btf;
@@ -134,18 +135,27 @@ namespace {
 
 // Walks the records of a type section, checking that each has a known kind and fits, and appends its
 // offset; returns the largest name offset and type id the records hold. One pass that decodes each
-// record once, with the byte order fixed at compile time: every tool run pays for it.
-template <bool Swapped>
+// record once, with the byte order fixed at compile time: every tool run pays for it. With `names`
+// (Collect), it collects the records' names there as well.
+template <bool Swapped, bool Collect>
 std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> types, TypeId first_id,
-                                               const std::string& name, std::vector<std::uint32_t>& offsets) {
+                                               const std::string& name, ZeroedArray<std::uint32_t>& offsets,
+                                               RecordNames* names, std::uint32_t string_base,
+                                               std::uint32_t string_len) {
   constexpr ByteOrder order(Swapped);
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
   const auto len = static_cast<std::uint32_t>(types.size());
-  offsets.reserve(len / 24 + 16);
+  // Written through a local pointer, for the reason RecordNames::Writer gives; a record has 12 bytes
+  // at least.
+  offsets = ZeroedArray<std::uint32_t>::for_overwrite(len / kTypeHeaderSize + 1);
+  std::uint32_t* const first = offsets.data();
+  std::uint32_t* out = first;
+  RecordNames::Writer writer;
+  if constexpr (Collect) writer = names->start(len, string_base, string_len);
   std::uint32_t off = 0;
   while (off < len) {
-    const TypeId id = first_id + static_cast<TypeId>(offsets.size());
+    const TypeId id = first_id + static_cast<TypeId>(out - first);
     if (len - off < kTypeHeaderSize)
       fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id, off,
            kTypeHeaderSize, len - off);
@@ -162,20 +172,34 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
       fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
            kind_name(kind), vlen, kTypeHeaderSize + trailing, off, len - off);
     if (id == 0xffffffffu) fail(name, "too many types");
+    if constexpr (Collect) writer.record(k, kTypeHeaderSize + trailing);
     for_each_field(
-        info, [&](std::uint32_t at, NameRole) { max_name = std::max(max_name, order.u32(p + at)); },
+        info,
+        [&](std::uint32_t at, NameRole) {
+          const std::uint32_t name_off = order.u32(p + at);
+          max_name = std::max(max_name, name_off);
+          if constexpr (Collect) writer.name(name_off);
+        },
         [&](std::uint32_t at, RefRole) { max_ref = std::max(max_ref, order.u32(p + at)); });
-    offsets.push_back(off);
+    *out++ = off;
     off = static_cast<std::uint32_t>(end);
   }
+  offsets.truncate(static_cast<std::size_t>(out - first));
+  if constexpr (Collect) names->finish(writer);
   return {max_name, max_ref};
 }
 
 }  // namespace
 
-std::pair<std::uint32_t, TypeId> Btf::index_types() {
-  return order_.swapped() ? index_records<true>(types_, first_id_, name_, offsets_)
-                          : index_records<false>(types_, first_id_, name_, offsets_);
+std::pair<std::uint32_t, TypeId> Btf::index_types(RecordNames* names) {
+  const auto strings = static_cast<std::uint32_t>(strings_.size());
+  if (!names)
+    return order_.swapped()
+               ? index_records<true, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings)
+               : index_records<false, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings);
+  return order_.swapped()
+             ? index_records<true, true>(types_, first_id_, name_, offsets_, names, string_base_, strings)
+             : index_records<false, true>(types_, first_id_, name_, offsets_, names, string_base_, strings);
 }
 
 void Btf::check_references(TypeId id, const TypeView& t) const {

@@ -108,8 +108,10 @@ void run_budget(const BudgetArgs& args, bool config_given) {
   for (const Job& j : jobs) {
     Measured& m = measured[j.key()];
     if (m.btf) continue;
-    m.btf = load_btf(j.input, {j.base});
-    m.fp = std::make_unique<Footprint>(*m.btf, m.full ? Footprint::Depth::Full : Footprint::Depth::Kinds);
+    RecordNames names;
+    m.btf = load_btf(j.input, {j.base, &names});
+    m.fp = std::make_unique<Footprint>(*m.btf, m.full ? Footprint::Depth::Full : Footprint::Depth::Kinds,
+                                       std::move(names));
     m.figures = budget_figures(*m.btf, *m.fp);
   }
   std::map<std::string, BudgetFigures> baselines;

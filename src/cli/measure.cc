@@ -96,12 +96,13 @@ void run_measure(const MeasureArgs& args) {
     o.delivery.resident_base = load_btf(args.resident_base);
   }
 
-  const auto btf = load_btf(args.in.input, {args.in.base});
+  RecordNames names;
+  const auto btf = load_btf(args.in.input, {args.in.base, &names});
   // The per-kind roll-up needs no reference graph; everything else does.
   const bool kinds_roll_up = o.by == MeasureBy::Kind || (o.by == MeasureBy::KindsAndTypes && format == Format::Csv);
   const bool kinds_only = kinds_roll_up && format != Format::Json && args.svg.empty() && args.type.empty() &&
                           without.empty();
-  const Footprint fp(*btf, kinds_only ? Footprint::Depth::Kinds : Footprint::Depth::Full);
+  const Footprint fp(*btf, kinds_only ? Footprint::Depth::Kinds : Footprint::Depth::Full, std::move(names));
   if (!args.svg.empty()) write_file_atomically(args.svg, render_svg(*btf, fp));
   if (!args.type.empty())
     print_type_detail(*btf, fp, args.type, format, out);

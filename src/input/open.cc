@@ -79,7 +79,7 @@ std::shared_ptr<const Btf> load_btf(std::string_view arg, const LoadOptions& opt
       fail(input.path, "is a kernel module whose BTF is split on vmlinux; pass --base VMLINUX_BTF");
     base = load_btf_file(std::string(kRunningVmlinux), nullptr);
   }
-  return Btf::parse(input.path, std::move(src.owner), src.bytes, std::move(base));
+  return Btf::parse(input.path, std::move(src.owner), src.bytes, std::move(base), options.names);
 }
 
 }  // namespace btfslim
