@@ -78,28 +78,29 @@ void rank_and_count(const ZeroedArray<std::uint64_t>& named, const ZeroedArray<s
   }
 }
 
-// Pass 2 (see attribute): per record, the sum of its names' weights; per kind, the sum of its records'.
-// Branch-free: a record's sum is added to its kind's when the next record starts, and 0 is added
-// otherwise, which changes no sum; the kind sums are kept in locals until the end.
+// Pass 2 (see attribute): per record, the sum of its names' weights; per kind, the sum of its records'
+// sums, kept in locals until the end. A record's sum goes to its kind when the next record starts.
 template <bool PerType>
 void sum_shares(const std::uint8_t* marks, std::span<const std::uint32_t> ranks, const ZeroedArray<double>& weight,
                 double* per_type, FileFootprint* kinds) {
   double sums[kMaxKind + 1] = {};
   double share = 0;
   unsigned kind = 0;
-  std::size_t node = 0;
+  double* out = per_type;
   for (std::size_t j = 0; j < ranks.size(); ++j) {
     const unsigned mark = marks[j];
-    const bool first = mark & RecordNames::kOwnName;
-    if constexpr (PerType) {
-      if (first && j > 0) per_type[node++] = share;
+    if (mark & RecordNames::kOwnName) {
+      if (j > 0) {
+        if constexpr (PerType) *out++ = share;
+        sums[kind] += share;
+      }
+      share = 0;
+      kind = mark & ~unsigned{RecordNames::kOwnName};
     }
-    sums[kind] += first ? share : 0.0;
-    kind = first ? mark & ~unsigned{RecordNames::kOwnName} : kind;
-    share = (first ? 0.0 : share) + weight[ranks[j]];
+    share += weight[ranks[j]];
   }
   if (!ranks.empty()) {
-    if constexpr (PerType) per_type[node] = share;
+    if constexpr (PerType) *out = share;
     sums[kind] += share;
   }
   if (kinds)

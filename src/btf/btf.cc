@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 
 namespace btfslim {
 namespace {
@@ -146,10 +147,12 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
   const auto len = static_cast<std::uint32_t>(types.size());
-  // Written through a local pointer, for the reason RecordNames::Writer gives; a record has 12 bytes
-  // at least.
-  offsets = ZeroedArray<std::uint32_t>::for_overwrite(len / kTypeHeaderSize + 1);
-  std::uint32_t* const first = offsets.data();
+  // Written through local pointers, for the reason RecordNames::Writer gives. Sized for records of 24
+  // bytes on average (vmlinux's are 25) and doubled when that is short: the bound a record's 12 bytes
+  // give would leave a hole in the memory pool that the analysis after it cannot use (memory.h).
+  std::size_t capacity = std::min<std::size_t>(len / 24 + 16, len / kTypeHeaderSize + 1);
+  offsets = ZeroedArray<std::uint32_t>::for_overwrite(capacity);
+  std::uint32_t* first = offsets.data();
   std::uint32_t* out = first;
   RecordNames::Writer writer;
   if constexpr (Collect) writer = names->start(len, string_base, string_len);
@@ -181,6 +184,14 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
           if constexpr (Collect) writer.name(name_off);
         },
         [&](std::uint32_t at, RefRole) { max_ref = std::max(max_ref, order.u32(p + at)); });
+    if (static_cast<std::size_t>(out - first) == capacity) {
+      capacity = std::min<std::size_t>(capacity * 2, len / kTypeHeaderSize + 1);
+      auto grown = ZeroedArray<std::uint32_t>::for_overwrite(capacity);
+      std::memcpy(grown.data(), first, static_cast<std::size_t>(out - first) * sizeof *first);
+      out = grown.data() + (out - first);
+      first = grown.data();
+      offsets = std::move(grown);
+    }
     *out++ = off;
     off = static_cast<std::uint32_t>(end);
   }
