@@ -422,6 +422,70 @@ TEST_CASE("split BTF continues its base's ids and strings", "[model]") {
   }
 }
 
+// The index pass grows its offset array past its first estimate (24 bytes a record) for small records,
+// and the names it collects for measure give the same footprint, type by type and kind by kind, as the
+// attribution's own walk over the records; for split BTF too, and in either byte order.
+TEST_CASE("the index pass: offsets past the first estimate, and the names it collects", "[model]") {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
+  constexpr int kPointers = 3000;  // 12 bytes each: the estimate is 16 + len / 24, about half of them
+  for (int i = 0; i < kPointers; ++i) REQUIRE(btf__add_ptr(t, i + 1) == i + 2);
+  REQUIRE(btf__add_struct(t, "pair", 8) > 0);
+  REQUIRE(btf__add_field(t, "int", 1, 0, 0) == 0);  // a member named as its type: one string, two kinds
+  REQUIRE(btf__add_field(t, "second", 2, 32, 0) == 0);
+  REQUIRE(btf__add_typedef(t, "pair", kPointers + 2) > 0);
+  __u32 size = 0;
+  const auto* data = static_cast<const char*>(btf__raw_data(t, &size));
+  const std::string small_records(data, size);
+
+  const SplitPair pair = split_btf();
+  struct Input {
+    std::string bytes;
+    std::string base;
+  };
+  const Input inputs[] = {{small_records, ""}, {all_kinds_btf(), ""}, {all_kinds_btf(true), ""},
+                          {footprint_btf(true), ""}, {pair.split, pair.base}};
+  for (const Input& in : inputs) {
+    const auto base = in.base.empty() ? nullptr : parse(in.base);
+    auto owner = std::make_shared<std::vector<std::uint8_t>>(in.bytes.begin(), in.bytes.end());
+    RecordNames names;
+    const auto btf = Btf::parse(kName, owner, std::span<const std::uint8_t>(*owner), base, &names);
+    REQUIRE(names.complete());
+    const auto again = parse(in.bytes, base);
+    REQUIRE(btf->own_count() == again->own_count());
+    std::size_t name_count = 0;
+    for (TypeId id = btf->first_id(); id < btf->end_id(); ++id) {
+      CHECK(btf->type_offset(id) == again->type_offset(id));
+      for_each_name_ref(btf->type(id), [&](std::uint32_t) { ++name_count; });
+    }
+    CHECK(names.at.size() == name_count);
+    CHECK(names.marks.size() == name_count);
+
+    const Footprint collected(*btf, Footprint::Depth::Full, std::move(names));
+    const Footprint walked(*again);
+    for (std::uint32_t node = 0; node < btf->own_count(); ++node)
+      CHECK(collected.strings.per_type[node] == walked.strings.per_type[node]);
+    for (unsigned k = 0; k <= kMaxKind; ++k) {
+      CHECK(collected.file.kinds[k].count == walked.file.kinds[k].count);
+      CHECK(collected.file.kinds[k].record_bytes == walked.file.kinds[k].record_bytes);
+      CHECK(collected.file.kinds[k].string_bytes == walked.file.kinds[k].string_bytes);
+    }
+    CHECK(collected.file.referenced_string_bytes == walked.file.referenced_string_bytes);
+  }
+  const auto btf = parse(small_records);
+  CHECK(btf->own_count() == kPointers + 3);
+  CHECK(btf->type_offset(kPointers + 1) == 16 + 12 * (kPointers - 1));
+  const Footprint fp(*btf, Footprint::Depth::Kinds);
+  CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Ptr)].count == kPointers);
+  CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Ptr)].record_bytes == 12u * kPointers);
+  // "int" (4 bytes with its NUL) is named by the INT and by a member of the STRUCT: 2 bytes each;
+  // "pair" by the STRUCT and the TYPEDEF, 2.5 each; "second" by the STRUCT alone.
+  CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Int)].string_bytes == 2);
+  CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Struct)].string_bytes == 2 + 2.5 + 7);
+  CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Typedef)].string_bytes == 2.5);
+}
+
 TEST_CASE("kind names", "[model]") {
   CHECK(kind_name(Kind::Int) == "INT");
   CHECK(kind_name(Kind::FuncProto) == "FUNC_PROTO");
