@@ -33,10 +33,13 @@ std::string write_all(int fd, std::string_view bytes) {
 
 }  // namespace
 
-// The bytes go to a file without a name (O_TMPFILE) in the target's directory, which gets a temporary
-// name only once complete and is then renamed over the target: a process killed while writing leaves
-// nothing behind, and one killed between the two steps (microseconds) a hidden .NAME.btfslim-* file.
-// Where the file system has no O_TMPFILE, a named temporary file (mkstemp) is written instead.
+// The bytes go to a file without a name (O_TMPFILE) in the target's directory, which gets a name only
+// once complete, .NAME.btfslim, and is renamed over the target by the very next system call: a process
+// killed while writing leaves nothing behind, and one killed between those two calls (microseconds) a
+// complete .NAME.btfslim, which the next write of NAME removes. (A concurrent writer's file in that same
+// window would be removed as well; that writer then fails to rename it and says so, and the target
+// holds the other's whole output.) Where the file system has no O_TMPFILE, a named temporary file
+// (mkstemp, .NAME.btfslim-XXXXXX) is written instead, and a kill while it is written leaves it.
 // There is no fsync: the rename makes the new file visible whole to every other process, which is the
 // promise; surviving a power cut is the file system's (ext4, xfs and btrfs flush a file renamed over
 // another), and an fsync would cost more than all the rest of a minimize (8 ms, sometimes 90).
@@ -50,31 +53,36 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   const std::size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string tmp = dir + "/." + base + ".btfslim-XXXXXX";
-
+  std::string tmp = dir + "/." + base + ".btfslim";
   int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);  // umask applies
   if (fd >= 0) {
     if (const std::string problem = write_all(fd, bytes); !problem.empty()) {
       ::close(fd);
       fail(path, "{}", problem);
     }
-    // A free temporary name for the finished file: mkstemp makes one, which linkat needs gone.
-    const int placeholder = ::mkstemp(tmp.data());
-    if (placeholder < 0) {
-      const int err = errno;
-      ::close(fd);
-      fail(path, "cannot create a temporary file in {}: {}", dir, std::strerror(err));
-    }
-    ::close(placeholder);
-    ::unlink(tmp.c_str());
     const std::string self = fmt::format("/proc/self/fd/{}", fd);
-    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+    int linked = ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW);
+    if (linked != 0 && errno == EEXIST) {  // left by a process killed after naming its file
+      ::unlink(tmp.c_str());
+      linked = ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW);
+    }
+    if (linked != 0) {
       const int err = errno;
       ::close(fd);
       fail(path, "cannot give the written file a name in {}: {}", dir, std::strerror(err));
     }
+    const int renamed = ::rename(tmp.c_str(), path.c_str());
+    const int err = errno;
     ::close(fd);
-  } else if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
+    if (renamed != 0) {
+      ::unlink(tmp.c_str());
+      fail(path, "cannot replace the file: {}", std::strerror(err));
+    }
+    return;
+  }
+  const int no_tmpfile = errno;
+  tmp += "-XXXXXX";
+  if (no_tmpfile == EOPNOTSUPP || no_tmpfile == EISDIR || no_tmpfile == EINVAL) {
     fd = ::mkstemp(tmp.data());
     if (fd < 0) fail(path, "cannot create a temporary file in {}: {}", dir, std::strerror(errno));
     // mkstemp makes the file 0600; give it the mode a plain creat() would.
@@ -89,7 +97,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
       fail(path, "{}", problem);
     }
   } else {
-    fail(path, "cannot create a file in {}: {}", dir, std::strerror(errno));
+    fail(path, "cannot create a file in {}: {}", dir, std::strerror(no_tmpfile));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
