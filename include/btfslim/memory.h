@@ -20,6 +20,9 @@ namespace btfslim {
 namespace detail {
 // With zero false the contents are unspecified.
 void* allocate_zeroed(std::size_t bytes, bool zero = true);
+// Zeroed memory outside the pool, in 4 KiB pages faulted in as they are touched: for an array sized
+// by a loose bound whose untouched part should cost nothing resident.
+void* allocate_lazy(std::size_t bytes);
 void release_zeroed(void* p, std::size_t bytes);
 // Gives back all but the first `kept` bytes of an allocation of `bytes` where it can; returns the bytes
 // the allocation now holds.
@@ -36,6 +39,15 @@ class ZeroedArray {
   // An array whose every element is written before it is read: memory the pool hands out again is not
   // cleared for it (after std::make_unique_for_overwrite).
   static ZeroedArray for_overwrite(std::size_t n) { return ZeroedArray(n, false); }
+  // Outside the pool (detail::allocate_lazy): slower to write the first time, but only what is
+  // touched is resident, and nothing rounds the resident set up to a huge page.
+  static ZeroedArray lazy(std::size_t n) {
+    ZeroedArray a;
+    a.n_ = n;
+    a.bytes_ = n * sizeof(T);
+    if (n) a.data_ = static_cast<T*>(detail::allocate_lazy(a.bytes_));
+    return a;
+  }
   ~ZeroedArray() { release(); }
   ZeroedArray(ZeroedArray&& o) noexcept : data_(o.data_), n_(o.n_), bytes_(o.bytes_) {
     o.data_ = nullptr, o.n_ = 0, o.bytes_ = 0;

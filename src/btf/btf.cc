@@ -149,9 +149,14 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   const auto len = static_cast<std::uint32_t>(types.size());
   // Written through local pointers, for the reason RecordNames::Writer gives. Sized for records of 24
   // bytes on average (vmlinux's are 25) and doubled when that is short: the bound a record's 12 bytes
-  // give would leave a hole in the memory pool that the analysis after it cannot use (memory.h).
+  // give would leave a hole in the memory pool that the analysis after it cannot use (memory.h). In
+  // the pool only for measure's analysis (Collect), whose arrays fill its huge pages anyway; elsewhere
+  // (check, minimize, dump) a huge page for half a megabyte of offsets would be 1.5 MiB more resident.
+  auto allocate = [](std::size_t n) {
+    return Collect ? ZeroedArray<std::uint32_t>::for_overwrite(n) : ZeroedArray<std::uint32_t>::lazy(n);
+  };
   std::size_t capacity = std::min<std::size_t>(len / 24 + 16, len / kTypeHeaderSize + 1);
-  offsets = ZeroedArray<std::uint32_t>::for_overwrite(capacity);
+  offsets = allocate(capacity);
   std::uint32_t* first = offsets.data();
   std::uint32_t* out = first;
   RecordNames::Writer writer;
@@ -186,7 +191,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
         [&](std::uint32_t at, RefRole) { max_ref = std::max(max_ref, order.u32(p + at)); });
     if (static_cast<std::size_t>(out - first) == capacity) {
       capacity = std::min<std::size_t>(capacity * 2, len / kTypeHeaderSize + 1);
-      auto grown = ZeroedArray<std::uint32_t>::for_overwrite(capacity);
+      auto grown = allocate(capacity);
       std::memcpy(grown.data(), first, static_cast<std::size_t>(out - first) * sizeof *first);
       out = grown.data() + (out - first);
       first = grown.data();

@@ -159,6 +159,17 @@ void* allocate_zeroed(std::size_t bytes, bool zero) {
   return map_populated(bytes);
 }
 
+void* allocate_lazy(std::size_t bytes) {
+  if (bytes < kSmall) {
+    void* p = std::calloc(1, bytes);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
 void release_zeroed(void* p, std::size_t bytes) {
   if (pool().owns(p))
     pool().release(p, 0, bytes);
