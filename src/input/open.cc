@@ -57,6 +57,9 @@ ResolvedInput resolve_input(std::string_view arg) {
   if (arg.find('/') == std::string_view::npos) {
     std::string sys = std::string(kSysBtfDir) + "/" + path;
     if (exists(sys)) return {sys, true};
+    // A bare name is as likely a module that is not loaded as a mistyped file: say both.
+    if (exists(std::string(kSysBtfDir)))
+      fail(path, "cannot open: no such file here, and no module of that name in {} (is it loaded?)", kSysBtfDir);
   }
   return {path, false};  // FileBytes::open reports what is wrong with it
 }

@@ -135,6 +135,16 @@ TEST_CASE("the shorthand vmlinux and no input at all mean the running kernel", "
 TEST_CASE("a module name loads /sys/kernel/btf/NAME on the running vmlinux", "[inputs]") {
   const std::string vmlinux = running_vmlinux();
   if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux on this machine");
+  {
+    // A name that is neither a file here nor a loaded module: one line that says both.
+    const TempDir empty;
+    const RunResult r = btfslim_in(empty.path(), {"dump", "btfslim_no_such_module"});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err ==
+          "btfslim: btfslim_no_such_module: cannot open: no such file here, and no module of that name in "
+          "/sys/kernel/btf (is it loaded?)\n");
+  }
   std::string module;
   for (const auto& entry : std::filesystem::directory_iterator("/sys/kernel/btf"))
     if (entry.path().filename() != "vmlinux") module = entry.path().filename().string();
