@@ -68,12 +68,22 @@ ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const do
 std::vector<bool> reachable_without(const TypeGraph& graph, const DominatorTree& tree,
                                     const std::vector<bool>& excluded);
 
-// Everything reachable from `node` (itself included), by own bytes; `count`, if given, gets the number of
-// types. `visited` is scratch that a loop over many nodes passes to every call, so that it is allocated
-// once: a bitmap of the nodes, cleared by each call (16 KiB for vmlinux, where an array of node_count()
-// epochs took 0.5 MiB of fresh pages and missed the cache on every edge). `epoch` is not used any more;
-// it stays so that callers written for the epoch scheme need no change.
-double closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const double> own,
-                    std::vector<std::uint32_t>& visited, std::uint32_t epoch, std::uint32_t* count = nullptr);
+// Everything reachable from a node (itself included): its own bytes summed, and how many types.
+struct Closure {
+  double bytes = 0;
+  std::uint32_t types = 0;
+};
+
+// The closure of each of `nodes`. The bytes are summed in node order, so a set of types has one figure
+// however it was reached. The closures are taken from the last node to the first, and the first 64
+// taken are kept: a walk that reaches a node whose closure is kept takes that closure whole instead of
+// walking it again. The rows of a table by retained bytes gain from both: the types of one strongly
+// connected web (task_struct, net_device, ...) share a closure, and a row further down is often what a
+// row above reaches through a chain (FUNC, its prototype, a pointer, the struct).
+std::vector<Closure> closure_sizes(const TypeGraph& graph, std::span<const std::uint32_t> nodes,
+                                   std::span<const double> own);
+inline Closure closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const double> own) {
+  return closure_sizes(graph, {&node, 1}, own).front();
+}
 
 }  // namespace btfslim

@@ -297,30 +297,54 @@ std::vector<bool> reachable_without(const TypeGraph& graph, const DominatorTree&
   return seen;
 }
 
-double closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const double> own,
-                    std::vector<std::uint32_t>& visited, std::uint32_t /*epoch*/, std::uint32_t* count) {
-  visited.assign((graph.node_count() + 31) / 32, 0);
-  auto first_visit = [&](std::uint32_t v) {
-    std::uint32_t& word = visited[v / 32];
-    const std::uint32_t bit = std::uint32_t{1} << (v % 32);
-    const bool first = !(word & bit);
-    word |= bit;
-    return first;
-  };
-  std::vector<std::uint32_t> work{node};
-  first_visit(node);
-  double total = 0;
-  std::uint32_t nodes = 0;
-  while (!work.empty()) {
-    const std::uint32_t v = work.back();
-    work.pop_back();
-    total += own[v];
-    ++nodes;
-    for (const std::uint32_t s : graph.successors(v))
-      if (first_visit(s)) work.push_back(s);
+std::vector<Closure> closure_sizes(const TypeGraph& graph, std::span<const std::uint32_t> nodes,
+                                   std::span<const double> own) {
+  constexpr std::size_t kKept = 64;
+  const std::size_t words = (std::size_t{graph.node_count()} + 63) / 64;
+  // Bitmaps of nodes (16 KiB for vmlinux): a walk's visited set stays in L1, where an array of epochs
+  // took half a megabyte and missed the cache on every edge.
+  auto test = [](const std::vector<std::uint64_t>& bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
+  std::vector<std::uint64_t> visited(words), is_kept(words);
+  std::vector<std::uint64_t> kept;  // the kept closures, `words` each, in the order of kept_node
+  std::vector<std::uint32_t> kept_node, work;
+  std::vector<Closure> out(nodes.size());
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    const std::uint32_t start = nodes[i];
+    std::fill(visited.begin(), visited.end(), 0);
+    auto first_visit = [&](std::uint32_t v) {
+      std::uint64_t& word = visited[v / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (v % 64);
+      const bool first = !(word & bit);
+      word |= bit;
+      return first;
+    };
+    first_visit(start);
+    work.assign(1, start);
+    while (!work.empty()) {
+      const std::uint32_t v = work.back();
+      work.pop_back();
+      if (v != start && test(is_kept, v)) {
+        const auto k = static_cast<std::size_t>(std::find(kept_node.begin(), kept_node.end(), v) - kept_node.begin());
+        const std::uint64_t* const closure = kept.data() + k * words;
+        for (std::size_t w = 0; w < words; ++w) visited[w] |= closure[w];
+        continue;
+      }
+      for (const std::uint32_t s : graph.successors(v))
+        if (first_visit(s)) work.push_back(s);
+    }
+    Closure& c = out[i];
+    for (std::size_t w = 0; w < words; ++w) {
+      std::uint64_t bits = visited[w];
+      c.types += static_cast<std::uint32_t>(std::popcount(bits));
+      for (; bits; bits &= bits - 1) c.bytes += own[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))];
+    }
+    if (kept_node.size() < kKept && !test(is_kept, start)) {
+      kept.insert(kept.end(), visited.begin(), visited.end());
+      kept_node.push_back(start);
+      is_kept[start / 64] |= std::uint64_t{1} << (start % 64);
+    }
   }
-  if (count) *count = nodes;
-  return total;
+  return out;
 }
 
 }  // namespace btfslim

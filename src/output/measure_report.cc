@@ -90,11 +90,11 @@ TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& 
   std::partial_sort(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(shown), nodes.end(), order);
 
   TypeTable table;
-  std::vector<std::uint32_t> visited;
-  std::uint32_t epoch = 0;
+  const bool closures = !o.all || o.closure_all;
+  const auto closure = closures ? closure_sizes(fp.graph, {nodes.data(), shown}, fp.own) : std::vector<Closure>{};
   for (std::size_t i = 0; i < shown; ++i) {
     TypeRow r{btf.first_id() + nodes[i], nodes[i]};
-    if (!o.all || o.closure_all) r.closure = closure_size(fp.graph, nodes[i], fp.own, visited, ++epoch, &r.closure_types);
+    if (closures) r.closure = closure[i].bytes, r.closure_types = closure[i].types;
     table.rows.push_back(r);
   }
   FoldedRow others{"", nodes.size() - shown, 0};

@@ -64,11 +64,12 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view que
     if (const auto d = fp.dominators.idom[*it]; d != kVirtualRoot) subtree[d] += subtree[*it];
 
   std::vector<Detail> details;
-  std::vector<std::uint32_t> visited;
-  std::uint32_t epoch = 0;
-  for (const TypeId id : ids) {
-    Detail d{id, id - btf.first_id(), 0, 0, 0, {}, {}};
-    d.closure = closure_size(fp.graph, d.node, fp.own, visited, ++epoch, &d.closure_types);
+  std::vector<std::uint32_t> nodes;
+  for (const TypeId id : ids) nodes.push_back(id - btf.first_id());
+  const std::vector<Closure> closures = closure_sizes(fp.graph, nodes, fp.own);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const TypeId id = ids[i];
+    Detail d{id, nodes[i], closures[i].bytes, closures[i].types, 0, {}, {}};
     d.retained_types = subtree[d.node];
     const auto preds = fp.graph.predecessors(d.node);
     d.referrers.assign(preds.begin(), preds.end());

@@ -66,14 +66,24 @@ TEST_CASE("own, retained and closure bytes of a hand-built BTF", "[footprint]") 
   std::set<std::uint32_t> roots(fp.dominators.roots.begin(), fp.dominators.roots.end());
   CHECK(roots == std::set<std::uint32_t>{3, 5, 6});
 
-  std::vector<std::uint32_t> visited;
-  std::uint32_t count = 0;
-  CHECK(closure_size(fp.graph, 3, fp.own, visited, 1, &count) == Approx(99));  // node_t: node, node *, int
-  CHECK(count == 4);
-  CHECK(closure_size(fp.graph, 5, fp.own, visited, 2, &count) == Approx(119));  // walk
-  CHECK(count == 5);
-  CHECK(closure_size(fp.graph, 6, fp.own, visited, 3) == Approx(53));  // lonely
-  CHECK(closure_size(fp.graph, 2, fp.own, visited, 4) == Approx(80));  // node
+  const Closure node_t = closure_size(fp.graph, 3, fp.own);  // node_t: node, node *, int
+  CHECK(node_t.bytes == Approx(99));
+  CHECK(node_t.types == 4);
+  const Closure walk = closure_size(fp.graph, 5, fp.own);
+  CHECK(walk.bytes == Approx(119));
+  CHECK(walk.types == 5);
+  CHECK(closure_size(fp.graph, 6, fp.own).bytes == Approx(53));  // lonely
+  CHECK(closure_size(fp.graph, 2, fp.own).bytes == Approx(80));  // node
+  // Taken together, the same figures. The rows are taken from the last: node's closure is kept, and
+  // node_t and walk reach node, so they take its closure whole (node * and int only through it, for
+  // node_t).
+  const std::vector<std::uint32_t> rows{3, 5, 2, 6};
+  const std::vector<Closure> together = closure_sizes(fp.graph, rows, fp.own);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Closure alone = closure_size(fp.graph, rows[i], fp.own);
+    CHECK(together[i].bytes == alone.bytes);
+    CHECK(together[i].types == alone.types);
+  }
 
   // Without FUNC: walk goes, and the proto only it kept alive.
   std::vector<bool> excluded(7, false);
@@ -205,6 +215,34 @@ TEST_CASE("footprint invariants on the running kernel's BTF", "[footprint]") {
   for (std::size_t v = 0; v < fp.own.size(); ++v)
     if (const auto d = fp.dominators.idom[v]; d != kVirtualRoot && position[d] >= position[v]) ++misplaced;
   CHECK(misplaced == 0);
+
+  // The closures of the 40 largest types by retained bytes, as the table takes them (together, so that
+  // most reuse a kept closure: they share the kernel's web of structs), equal each one walked alone,
+  // and the count equals a plain search's.
+  std::vector<std::uint32_t> rows(fp.own.size());
+  std::iota(rows.begin(), rows.end(), 0u);
+  std::partial_sort(rows.begin(), rows.begin() + 40, rows.end(),
+                    [&](std::uint32_t a, std::uint32_t b) { return fp.retained[a] > fp.retained[b]; });
+  rows.resize(40);
+  const std::vector<Closure> together = closure_sizes(fp.graph, rows, fp.own);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("node " << rows[i]);
+    const Closure alone = closure_size(fp.graph, rows[i], fp.own);
+    CHECK(together[i].bytes == alone.bytes);
+    CHECK(together[i].types == alone.types);
+    std::vector<bool> seen(fp.own.size());
+    std::vector<std::uint32_t> work{rows[i]};
+    seen[rows[i]] = true;
+    std::uint32_t count = 0;
+    while (!work.empty()) {
+      const std::uint32_t v = work.back();
+      work.pop_back();
+      ++count;
+      for (const std::uint32_t w : fp.graph.successors(v))
+        if (!seen[w]) seen[w] = true, work.push_back(w);
+    }
+    CHECK(alone.types == count);
+  }
 }
 
 TEST_CASE("measure --all --format json lists every type with retained >= own", "[footprint]") {

@@ -32,6 +32,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -591,9 +592,9 @@ std::string walk(const Btf& btf) {
   const Footprint fp(btf);
   if (fp.graph.node_count() != btf.own_count()) bad << "graph has " << fp.graph.node_count() << " nodes; ";
   if (fp.dominators.preorder.size() != btf.own_count()) bad << "dominator preorder misses nodes; ";
-  std::vector<std::uint32_t> visited(fp.graph.node_count(), 0);
-  for (std::uint32_t node = 0; node < fp.graph.node_count(); ++node)
-    (void)closure_size(fp.graph, node, fp.own, visited, node + 1);
+  std::vector<std::uint32_t> all(fp.graph.node_count());
+  std::iota(all.begin(), all.end(), 0u);
+  (void)closure_sizes(fp.graph, all, fp.own);
   return bad.str();
 }
 
