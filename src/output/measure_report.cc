@@ -90,11 +90,12 @@ TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& 
   std::partial_sort(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(shown), nodes.end(), order);
 
   TypeTable table;
-  const bool closures = !o.all || o.closure_all;
-  const auto closure = closures ? closure_sizes(fp.graph, {nodes.data(), shown}, fp.own) : std::vector<Closure>{};
+  const bool with_closures = !o.all || o.closure_all;
+  const auto closures =
+      with_closures ? closure_sizes(fp.graph, {nodes.data(), shown}, fp.own) : std::vector<Closure>{};
   for (std::size_t i = 0; i < shown; ++i) {
     TypeRow r{btf.first_id() + nodes[i], nodes[i]};
-    if (closures) r.closure = closure[i].bytes, r.closure_types = closure[i].types;
+    if (with_closures) r.closure = closures[i].bytes, r.closure_types = closures[i].types;
     table.rows.push_back(r);
   }
   FoldedRow others{"", nodes.size() - shown, 0};
