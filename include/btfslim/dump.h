@@ -31,8 +31,10 @@ std::vector<TypeId> parse_id_list(std::string_view text, std::string_view option
 std::string type_summary(const Btf& btf, TypeId id);
 
 // One type in bpftool's raw format, without the trailing newline:
-// [id] KIND 'name' size=... then one "\n\t..." line per member/value/param/var.
-void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out);
+// [id] KIND 'name' size=... then one "\n\t..." line per member/value/param/var. Names are escaped
+// (btfslim/escape.h); `names_plain` says that no string of the BTF needs it (all_plain), so that
+// no name is tested.
+void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out, bool names_plain = false);
 // `bpftool btf dump file` byte for byte: the input's own types (or the selection), one per line.
 void dump_raw(const Btf& btf, const TypeSelection& selection, OutputBuffer& out);
 // {"types":[...]} with bpftool's field names, one object per type.

@@ -2,8 +2,12 @@
 //
 // Every problem with what the user gave us (a file, an option) is an `InputError` carrying the name of
 // the thing that is wrong; `main` catches it once, prints one line and exits with status 2. Nothing
-// below `main` prints errors or calls exit().
+// below `main` prints errors or calls exit(). Names from inputs in a problem's text are escaped where it
+// is formatted (esc(name)); the error escapes its subject itself and any control byte left in the
+// problem, so that its text is always one printable line.
 #pragma once
+
+#include "btfslim/escape.h"
 
 #include <fmt/format.h>
 
@@ -22,11 +26,11 @@ class CheckFailed : public std::exception {
   const char* what() const noexcept override { return "check failed"; }
 };
 
-// A file or argument that cannot be used. what() is the whole line: "FILE: problem".
+// A file or argument that cannot be used. what() is the whole line: "FILE: problem", FILE escaped.
 class InputError : public std::runtime_error {
  public:
   InputError(const std::string& subject, const std::string& problem)
-      : std::runtime_error(subject.empty() ? problem : subject + ": " + problem) {}
+      : std::runtime_error(subject.empty() ? escape_controls(problem) : escape(subject) + ": " + escape_controls(problem)) {}
 };
 
 template <typename... Args>

@@ -91,6 +91,12 @@ class JsonWriter {
 // Appends `s` to `out` as a JSON string literal, quotes included.
 void append_json_string(fmt::memory_buffer& out, std::string_view s);
 
+// A CSV field (RFC 4180) for a name from an input: escaped (btfslim/escape.h), then quoted when it holds
+// a comma or a quote, quotes doubled. A field never holds a line break, so every record is one line.
+std::string csv_field(std::string_view name);
+// The same for display text whose names are escaped already (a diff row's spelt type): quoted only.
+std::string csv_quoted(std::string_view text);
+
 // "5.26 MiB", "812 B": binary units, three significant digits.
 std::string human_size(double bytes);
 

@@ -127,7 +127,7 @@ void check_budget(const Budget& budget, const std::string& config_file, const Bt
       if (ids.empty())
         fail(fmt::format("{}:{}", config_file, l.line),
              "budget '{}': no type named '{}' in {} (remove the limit or fix the name: 'struct NAME' or NAME)",
-             budget.name, l.type, btf.name());
+             esc(budget.name), esc(l.type), esc(btf.name()));
       for (const TypeId id : ids)
         r.measured = std::max<std::uint64_t>(r.measured, std::llround(fp.retained[id - btf.first_id()]));
     } else {

@@ -16,6 +16,7 @@
 // Recursion is depth-limited and a type met again while its own key is being computed (a cycle, which
 // only crafted BTF has) gets the kind's anonymous key, so that any input ends in bounded time.
 #include "btfslim/diff.h"
+#include "btfslim/escape.h"
 #include "btfslim/footprint.h"
 #include "btfslim/memory.h"
 
@@ -566,7 +567,7 @@ class Speller {
       spell(params[i].type, out, depth + 1);
       if (!params[i].name.empty()) {
         if (out.back() != '*') out += ' ';
-        out += params[i].name;
+        append_escaped(out, params[i].name);
       }
     }
     out += ')';
@@ -588,7 +589,7 @@ class Speller {
           out += ' ';
           if (n.kind == Kind::Fwd) out += n.extra ? "union " : "struct ";
         }
-        out += n.name();
+        append_escaped(out, n.name());
         return;
       case Role::Wrapper:
         if (n.kind == Kind::Ptr && n.parent != kNone && table_[n.parent].role == Role::Proto) {
@@ -606,7 +607,7 @@ class Speller {
           return;
         }
         {
-          const std::string q = n.kind == Kind::TypeTag ? fmt::format("__tag({})", n.name()) : std::string(kind_word(n.kind));
+          const std::string q = n.kind == Kind::TypeTag ? fmt::format("__tag({})", esc(n.name())) : std::string(kind_word(n.kind));
           if (is_ptr(n.parent)) {
             spell(n.parent, out, depth + 1);
             out += ' ';
@@ -633,7 +634,7 @@ class Speller {
         out += kind_word(n.kind);
         if (!n.name().empty()) {
           out += ' ';
-          out += n.name();
+          append_escaped(out, n.name());
           out += ')';
         } else if (n.extra) {
           out += fmt::format(")#{}", n.extra);
@@ -644,12 +645,12 @@ class Speller {
       case Role::EnumFirst:
         out += kind_word(n.kind);
         out += " {";
-        out += n.name();
+        append_escaped(out, n.name());
         out += ",...}";
         return;
       case Role::Tag:
         out += "decl_tag ";
-        out += n.name();
+        append_escaped(out, n.name());
         out += " on ";
         spell(n.parent, out, depth + 1);
         if (n.extra) out += fmt::format(" (component {})", n.extra - 1);
@@ -737,7 +738,7 @@ std::vector<std::pair<std::string, MemberFacts>> members_of(const Btf& btf, Type
     const Member m = t.member(i);
     std::string name;
     if (m.name_off != 0)
-      name = btf.str(m.name_off);
+      name = escape(btf.str(m.name_off));
     else
       name = fmt::format("(anon {})#{}", m.type ? kind_word(btf.type(m.type).kind()) : "void", unnamed_ordinal(btf, t, i));
     MemberFacts f;
@@ -804,13 +805,13 @@ std::vector<std::string> enumerator_changes(const Btf& a, TypeId ida, const Btf&
   const std::map<std::string_view, std::uint64_t> after(new_values.begin(), new_values.end());
   std::vector<std::string> out;
   for (const auto& [name, v] : old_values)
-    if (!after.count(name)) out.push_back(fmt::format("- {}", name));
+    if (!after.count(name)) out.push_back(fmt::format("- {}", esc(name)));
   for (const auto& [name, v] : new_values) {
     const auto was = before.find(name);
     if (was == before.end())
-      out.push_back(fmt::format("+ {}", name));
+      out.push_back(fmt::format("+ {}", esc(name)));
     else if (was->second != v)
-      out.push_back(fmt::format("~ {}: value {} -> {}", name, was->second, v));
+      out.push_back(fmt::format("~ {}: value {} -> {}", esc(name), was->second, v));
   }
   return out;
 }

@@ -11,9 +11,14 @@
 //   the end of its struct, or a struct over 16 MiB (libbpf pads up to each member in int arithmetic: an
 //   offset that wraps has it print padding for ever);
 // - a member, array element or typedef/modifier target that is a FUNC, VAR, DATASEC or DECL_TAG, a member
-//   or array element that is a bare FUNC_PROTO, a FUNC whose type is not a FUNC_PROTO.
+//   or array element that is a bare FUNC_PROTO, a FUNC whose type is not a FUNC_PROTO;
+// - a name C cannot spell: btf_dump prints names as they are, so a member named "x;\n#include ..." would
+//   write that into the header. Struct, union, enum, typedef, member, enumerator and parameter names
+//   must be identifiers, int and float names identifiers and blanks ("long unsigned int"), and a type
+//   tag, printed inside a string literal, printable ASCII without quotes or backslashes.
 #include "btfslim/dump.h"
 #include "btfslim/error.h"
+#include "btfslim/escape.h"
 
 #include <algorithm>
 #include <vector>
@@ -67,13 +72,76 @@ void for_each_c_edge(const TypeView& t, Fn&& fn) {
   }
 }
 
+bool identifier_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// An identifier, or empty (anonymous).
+bool c_identifier(std::string_view s) {
+  if (s.empty()) return true;
+  if (s[0] >= '0' && s[0] <= '9') return false;
+  return std::all_of(s.begin(), s.end(), identifier_char);
+}
+
+bool c_base_type_name(std::string_view s) {
+  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') &&
+         std::all_of(s.begin(), s.end(), [](char c) { return identifier_char(c) || c == ' '; });
+}
+
+bool c_string_text(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+}
+
 [[noreturn]] void refuse(const Btf& btf, TypeId id, std::string_view why) {
   const TypeView t = btf.type(id);
-  fail(btf.name(), "cannot print as C: type [{}] {} '{}' {}", id, kind_name(t.kind()), name_or_anon(btf, t.name_off()),
+  fail(btf.name(), "cannot print as C: type [{}] {} '{}' {}", id, kind_name(t.kind()), esc(name_or_anon(btf, t.name_off())),
        why);
 }
 
+void check_names(const Btf& btf, TypeId id) {
+  const TypeView t = btf.type(id);
+  const std::string_view name = btf.str(t.name_off());
+  auto refuse_part = [&](std::string_view part, std::uint32_t name_off) {
+    refuse(btf, id, fmt::format("has {} named '{}', which is not a C identifier", part, esc(btf.str(name_off))));
+  };
+  switch (t.kind()) {
+    case Kind::Int:
+    case Kind::Float:
+      if (!c_base_type_name(name)) refuse(btf, id, "has a name that is not a C type name");
+      break;
+    case Kind::Struct:
+    case Kind::Union:
+      if (!c_identifier(name)) refuse(btf, id, "has a name that is not a C identifier");
+      for (unsigned i = 0; i < t.vlen(); ++i)
+        if (!c_identifier(btf.str(t.member(i).name_off))) refuse_part("a member", t.member(i).name_off);
+      break;
+    case Kind::Enum:
+      if (!c_identifier(name)) refuse(btf, id, "has a name that is not a C identifier");
+      for (unsigned i = 0; i < t.vlen(); ++i)
+        if (!c_identifier(btf.str(t.enum_value(i).name_off))) refuse_part("an enumerator", t.enum_value(i).name_off);
+      break;
+    case Kind::Enum64:
+      if (!c_identifier(name)) refuse(btf, id, "has a name that is not a C identifier");
+      for (unsigned i = 0; i < t.vlen(); ++i)
+        if (!c_identifier(btf.str(t.enum64_value(i).name_off))) refuse_part("an enumerator", t.enum64_value(i).name_off);
+      break;
+    case Kind::FuncProto:
+      for (unsigned i = 0; i < t.vlen(); ++i)
+        if (!c_identifier(btf.str(t.param(i).name_off))) refuse_part("a parameter", t.param(i).name_off);
+      break;
+    case Kind::Fwd:
+    case Kind::Typedef:
+      if (!c_identifier(name)) refuse(btf, id, "has a name that is not a C identifier");
+      break;
+    case Kind::TypeTag:
+    case Kind::DeclTag:
+      if (!c_string_text(name)) refuse(btf, id, "has a tag that is not plain printable text");
+      break;
+    default:
+      break;
+  }
+}
+
 void check_kinds(const Btf& btf, TypeId id) {
+  check_names(btf, id);
   const TypeView t = btf.type(id);
   auto no_size = [&](TypeId target, bool bare_proto_ok) {
     if (target == 0) return false;

@@ -6,6 +6,7 @@
 #include "btfslim/dump.h"
 
 #include "btfslim/error.h"
+#include "btfslim/escape.h"
 
 #include <fnmatch.h>
 
@@ -46,7 +47,7 @@ bool name_matches(std::string_view name, const std::string& pattern) {
 
 std::vector<TypeId> parse_id_list(std::string_view text, std::string_view option) {
   std::vector<TypeId> ids;
-  auto bad = [&] { fail(std::string(option), "'{}' is not a type id list (e.g. 5,7,10-12)", text); };
+  auto bad = [&] { fail(std::string(option), "'{}' is not a type id list (e.g. 5,7,10-12)", esc(text)); };
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const std::size_t comma = std::min(text.find(',', pos), text.size());
@@ -123,7 +124,10 @@ void summarize(const Btf& btf, TypeId id, std::string& out, int depth) {
                                                   : "enum";
       out += tag;
       out += ' ';
-      out += name.empty() ? std::string_view("{...}") : name;
+      if (name.empty())
+        out += "{...}";
+      else
+        append_escaped(out, name);
       return;
     }
     case Kind::Ptr:
@@ -137,7 +141,7 @@ void summarize(const Btf& btf, TypeId id, std::string& out, int depth) {
       summarize(btf, t.ref(), out, depth + 1);
       return;
     case Kind::TypeTag:
-      fmt::format_to(std::back_inserter(out), "__tag({}) ", name);
+      fmt::format_to(std::back_inserter(out), "__tag({}) ", esc(name));
       summarize(btf, t.ref(), out, depth + 1);
       return;
     case Kind::Array:
@@ -149,12 +153,21 @@ void summarize(const Btf& btf, TypeId id, std::string& out, int depth) {
       fmt::format_to(std::back_inserter(out), " (*)({} args)", t.vlen());
       return;
     case Kind::DeclTag:
-      fmt::format_to(std::back_inserter(out), "__tag({}) on ", name);
+      fmt::format_to(std::back_inserter(out), "__tag({}) on ", esc(name));
       summarize(btf, t.ref(), out, depth + 1);
       return;
     default:
-      out += name.empty() ? std::string_view("(anon)") : name;
+      if (name.empty())
+        out += "(anon)";
+      else
+        append_escaped(out, name);
   }
+}
+
+[[gnu::noinline]] std::string_view escaped_into(std::string& scratch, std::string_view s) {
+  scratch.clear();
+  append_escaped(scratch, s);
+  return scratch;
 }
 
 }  // namespace
@@ -162,17 +175,24 @@ void summarize(const Btf& btf, TypeId id, std::string& out, int depth) {
 std::string type_summary(const Btf& btf, TypeId id) {
   const TypeView t = btf.type(id);
   if (t.name_off() != 0 && t.kind() != Kind::DeclTag && t.kind() != Kind::TypeTag)
-    return std::string(btf.str(t.name_off()));
+    return escape(btf.str(t.name_off()));
   std::string out;
   summarize(btf, id, out, 0);
   return out;
 }
 
-void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
+void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out, bool names_plain) {
   const TypeView t = btf.type(id);
   const Kind kind = t.kind();
   const unsigned vlen = t.vlen();
-  out.print(FMT_COMPILE("[{}] {} '{}'"), id, kind_name(kind), name_or_anon(btf, t.name_off()));
+  // A name as it is when nothing in it needs escaping (every real kernel's), else escaped into
+  // `scratch`: one name per print below. (A custom formatter costs the dump of vmlinux a third more.)
+  std::string scratch;
+  auto name = [&](std::uint32_t off) -> std::string_view {
+    const std::string_view s = name_or_anon(btf, off);
+    return names_plain || is_plain(s) ? s : escaped_into(scratch, s);
+  };
+  out.print(FMT_COMPILE("[{}] {} '{}'"), id, kind_name(kind), name(t.name_off()));
   switch (kind) {
     case Kind::Int:
       out.print(FMT_COMPILE(" size={} bits_offset={} nr_bits={} encoding={}"), t.size(), t.int_offset(), t.int_bits(),
@@ -196,7 +216,7 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
       out.print(FMT_COMPILE(" size={} vlen={}"), t.size(), vlen);
       for (unsigned i = 0; i < vlen; ++i) {
         const Member m = t.member(i);
-        out.print(FMT_COMPILE("\n\t'{}' type_id={} bits_offset={}"), name_or_anon(btf, m.name_off), m.type,
+        out.print(FMT_COMPILE("\n\t'{}' type_id={} bits_offset={}"), name(m.name_off), m.type,
                   t.member_bit_offset(m));
         if (const auto bits = t.member_bitfield_size(m)) out.print(FMT_COMPILE(" bitfield_size={}"), bits);
       }
@@ -206,9 +226,9 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
       for (unsigned i = 0; i < vlen; ++i) {
         const EnumValue v = t.enum_value(i);
         if (t.kflag())
-          out.print(FMT_COMPILE("\n\t'{}' val={}"), name_or_anon(btf, v.name_off), static_cast<std::int32_t>(v.value));
+          out.print(FMT_COMPILE("\n\t'{}' val={}"), name(v.name_off), static_cast<std::int32_t>(v.value));
         else
-          out.print(FMT_COMPILE("\n\t'{}' val={}"), name_or_anon(btf, v.name_off), v.value);
+          out.print(FMT_COMPILE("\n\t'{}' val={}"), name(v.name_off), v.value);
       }
       break;
     case Kind::Enum64:
@@ -216,9 +236,9 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
       for (unsigned i = 0; i < vlen; ++i) {
         const Enum64Value v = t.enum64_value(i);
         if (t.kflag())
-          out.print(FMT_COMPILE("\n\t'{}' val={}LL"), name_or_anon(btf, v.name_off), static_cast<std::int64_t>(v.value));
+          out.print(FMT_COMPILE("\n\t'{}' val={}LL"), name(v.name_off), static_cast<std::int64_t>(v.value));
         else
-          out.print(FMT_COMPILE("\n\t'{}' val={}ULL"), name_or_anon(btf, v.name_off), v.value);
+          out.print(FMT_COMPILE("\n\t'{}' val={}ULL"), name(v.name_off), v.value);
       }
       break;
     case Kind::Fwd:
@@ -231,7 +251,7 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
       out.print(FMT_COMPILE(" ret_type_id={} vlen={}"), t.ref(), vlen);
       for (unsigned i = 0; i < vlen; ++i) {
         const Param p = t.param(i);
-        out.print(FMT_COMPILE("\n\t'{}' type_id={}"), name_or_anon(btf, p.name_off), p.type);
+        out.print(FMT_COMPILE("\n\t'{}' type_id={}"), name(p.name_off), p.type);
       }
       break;
     case Kind::Var:
@@ -244,7 +264,7 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
         out.print(FMT_COMPILE("\n\ttype_id={} offset={} size={}"), v.type, v.offset, v.size);
         if (btf.valid_id(v.type)) {
           const TypeView vt = btf.type(v.type);
-          out.print(FMT_COMPILE(" ({} '{}')"), kind_name(vt.kind()), name_or_anon(btf, vt.name_off()));
+          out.print(FMT_COMPILE(" ({} '{}')"), kind_name(vt.kind()), name(vt.name_off()));
         }
       }
       break;
@@ -260,8 +280,13 @@ void dump_raw_type(const Btf& btf, TypeId id, OutputBuffer& out) {
 }
 
 void dump_raw(const Btf& btf, const TypeSelection& selection, OutputBuffer& out) {
-  for (const TypeId id : selection.resolve(btf)) {
-    dump_raw_type(btf, id, out);
+  const std::vector<TypeId> ids = selection.resolve(btf);
+  // Many types: test the string sections once rather than every name printed (a fifth of a dump of
+  // vmlinux when done name by name).
+  bool plain = ids.size() >= 1024;
+  for (const Btf* b = &btf; plain && b; b = b->base()) plain = all_plain(b->string_section());
+  for (const TypeId id : ids) {
+    dump_raw_type(btf, id, out, plain);
     out.put('\n');
   }
 }

@@ -93,7 +93,7 @@ void run_budget(const BudgetArgs& args, bool config_given) {
       jobs.push_back({&b, config_relative(args.config, b.input, true), base, baseline});
     } else {
       fail(fmt::format("{}:{}", args.config, b.line),
-           "budget '{}' names no input: add input = \"FILE\" or give INPUT on the command line", b.name);
+           "budget '{}' names no input: add input = \"FILE\" or give INPUT on the command line", esc(b.name));
     }
   }
 

@@ -42,9 +42,9 @@ void refuse_overwriting_an_input(const std::string& output, const std::vector<st
     return ::stat(path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino;
   };
   for (const auto& in : inputs) {
-    if (same(in->name())) fail(output, "is an input ({}): refusing to overwrite it", in->name());
+    if (same(in->name())) fail(output, "is an input ({}): refusing to overwrite it", esc(in->name()));
     if (in->is_split() && same(in->base()->name()))
-      fail(output, "is the base ({}): refusing to overwrite it", in->base()->name());
+      fail(output, "is the base ({}): refusing to overwrite it", esc(in->base()->name()));
   }
 }
 

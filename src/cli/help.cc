@@ -136,8 +136,8 @@ std::string unknown_command_problem(const CLI::App& app, std::string_view name) 
   std::vector<std::string> names;
   for (const CLI::App* c : commands(app)) names.push_back(c->get_name());
   const std::string best = closest(name, names);
-  if (!best.empty()) return fmt::format("unknown command '{}'; did you mean '{}'? (see btfslim help)", name, best);
-  return fmt::format("unknown command '{}' (commands: {}; see btfslim help)", name, command_list(app));
+  if (!best.empty()) return fmt::format("unknown command '{}'; did you mean '{}'? (see btfslim help)", esc(name), best);
+  return fmt::format("unknown command '{}' (commands: {}; see btfslim help)", esc(name), command_list(app));
 }
 
 std::string usage_problem(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
@@ -149,7 +149,7 @@ std::string usage_problem(const CLI::App& app, const CLI::ParseError& e, int arg
     if (argv[1][0] != '-') return unknown_command_problem(app, argv[1]);
     const std::string name = unknown_option(app, argv[1]);
     if (!name.empty())
-      return fmt::format("unknown option '{}'{} (see btfslim --help)", name, option_suggestion(app, name));
+      return fmt::format("unknown option '{}'{} (see btfslim --help)", esc(name), option_suggestion(app, name));
   }
   // An option the command does not have: name it and suggest the closest one it has.
   if (dynamic_cast<const CLI::ExtrasError*>(&e) && !parsed.empty()) {
@@ -157,7 +157,7 @@ std::string usage_problem(const CLI::App& app, const CLI::ParseError& e, int arg
     for (int i = 2; i < argc; ++i) {
       const std::string name = unknown_option(cmd, argv[i]);
       if (name.empty() || std::string_view(e.what()).find(name) == std::string_view::npos) continue;
-      return fmt::format("{}: unknown option '{}'{} (see btfslim help {})", cmd.get_name(), name,
+      return fmt::format("{}: unknown option '{}'{} (see btfslim help {})", cmd.get_name(), esc(name),
                          option_suggestion(cmd, name), cmd.get_name());
     }
   }

@@ -2,6 +2,7 @@
 // on stderr and an exit status (2 for bad input or usage).
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
+#include "btfslim/escape.h"
 #include "btfslim/terminal.h"
 
 #include <bpf/libbpf.h>
@@ -26,16 +27,11 @@ namespace {
 
 int silence_libbpf(enum libbpf_print_level, const char*, va_list) { return 0; }
 
-// Error lines are one line even when a file name or a library's message holds a line break.
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-
-// One error line on stderr: "btfslim: " (coloured on a terminal) and the problem.
+// One error line on stderr: "btfslim: " (coloured on a terminal) and the problem. An InputError is one
+// line already; a usage error quotes the command line and a library's message may hold anything, so
+// control bytes are escaped here too.
 void print_error(const std::string& problem) {
-  std::fprintf(stderr, "%s%s\n", btfslim::error_prefix().c_str(), one_line(problem).c_str());
+  std::fprintf(stderr, "%s%s\n", btfslim::error_prefix().c_str(), btfslim::escape_controls(problem).c_str());
 }
 
 }  // namespace

@@ -84,8 +84,8 @@ struct TargetOutcome {
 std::string where(const BpfObject& obj, const CoreRelocation& r) {
   const BpfFunction* f = obj.function_of(r);
   const std::uint64_t insn = (r.insn_off - (f ? f->offset : 0)) / 8;
-  return fmt::format("{} {} insn #{}: {} {} ({})", obj.path(), f ? f->name : obj.sections()[r.section].name, insn,
-                     reloc_kind_name(r.kind), describe_access(obj, r), obj.access(r));
+  return fmt::format("{} {} insn #{}: {} {} ({})", esc(obj.path()), esc(f ? f->name : obj.sections()[r.section].name),
+                     insn, reloc_kind_name(r.kind), describe_access(obj, r), esc(obj.access(r)));
 }
 
 std::string reason_text(const std::vector<const BpfObject*>& objects, const KeepReason& r) {
@@ -102,7 +102,7 @@ void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObje
     const TypeView t = src.type(id);
     if (t.name_off() == 0 || src.str(t.name_off()) != name) continue;
     found = true;
-    fmt::format_to(out, "[{}] {} '{}': ", id, kind_name(t.kind()), name);
+    fmt::format_to(out, "[{}] {} '{}': ", id, kind_name(t.kind()), esc(name));
     if (!m.kept[id]) {
       fmt::format_to(out, "not kept: no relocation resolves against it\n");
       continue;
@@ -125,7 +125,7 @@ void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObje
           const std::uint64_t bit = base + h.member_bit_offset(mm);
           const bool flat = m.flattened.count({holder, index}) != 0;
           fmt::format_to(out, "{:{}}member {} '{}' (bit {}): {}{}\n", "", 2 + 2 * depth, index,
-                         name_or_anon(src, mm.name_off), bit, reason_text(objects, reason),
+                         esc(name_or_anon(src, mm.name_off)), bit, reason_text(objects, reason),
                          flat ? "; anonymous, written as its members:" : "");
           if (flat) self(self, mm.type, bit, depth + 1);
         }
@@ -133,7 +133,7 @@ void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObje
       members_of(members_of, id, 0, 0);
     }
   }
-  if (!found) fmt::format_to(out, "{}: no type of that name in {}\n", name, src.name());
+  if (!found) fmt::format_to(out, "{}: no type of that name in {}\n", esc(name), esc(src.name()));
 }
 
 // The relocations that would fail the load on the source: ambiguous ones, errors, and poisoned ones no
@@ -171,7 +171,7 @@ void refuse_overwriting_inputs(const std::string& output, const ObjectSet& objec
     return ::stat(path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino;
   };
   for (const BpfObject* in : objects.objects)
-    if (same(in->path())) fail(output, "is an input ({}): refusing to overwrite it", in->path());
+    if (same(in->path())) fail(output, "is an input ({}): refusing to overwrite it", esc(in->path()));
   if (same(source_file)) fail(output, "is the source BTF: refusing to overwrite it");
 }
 
@@ -214,10 +214,10 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
                                          failing.count == 1 ? "" : "s", failing.first);
     if (options.skip_poisoned) {
       outcome.state = TargetOutcome::State::Skipped;
-      outcome.summary = fmt::format("{}: skipped: {}\n", source->name(), what);
+      outcome.summary = fmt::format("{}: skipped: {}\n", esc(source->name()), what);
       return outcome;
     }
-    outcome.note = fmt::format("{}: {}; written all the same (--skip-poisoned skips such kernels)", source->name(), what);
+    outcome.note = fmt::format("{}: {}; written all the same (--skip-poisoned skips such kernels)", esc(source->name()), what);
   }
 
   const Minimized m = minimize(*source, objects, results, options.minimize);
@@ -225,7 +225,7 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   if (options.verify) {
     if (const std::string diff = verify_minimized(*source, m, objects, results); !diff.empty())
       fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
-           m.base ? " on " + m.base->name() : "", diff,
+           m.base ? " on " + escape(m.base->name()) : "", diff,
            options.minimize.base ? " (split BTF cannot add members to a type its base has: give a base minimized "
                                    "for these objects too, or none)" : "");
   }
@@ -246,9 +246,9 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   const double pct = source->raw().empty() ? 0.0 : 100.0 * static_cast<double>(m.bytes.size()) / static_cast<double>(source->raw().size());
   outcome.summary = fmt::format(
       "{}: {}{} types, {} bytes{} ({:.2f}% of {}: {} types, {} bytes); {} relocations of {} object{}{}{}\n",
-      output.empty() ? "(not written)" : output == "-" ? "stdout" : output,
-      m.base ? "split on " + m.base->name() + ", " : "", m.types, with_commas(m.bytes.size()),
-      options.elf ? fmt::format(" of BTF in {} bytes of ELF", with_commas(bytes.size())) : "", pct, source->name(),
+      output.empty() ? "(not written)" : output == "-" ? "stdout" : escape(output),
+      m.base ? "split on " + escape(m.base->name()) + ", " : "", m.types, with_commas(m.bytes.size()),
+      options.elf ? fmt::format(" of BTF in {} bytes of ELF", with_commas(bytes.size())) : "", pct, esc(source->name()),
       source->end_id() - source->first_id(), with_commas(source->raw().size()), relocations, objects.size(),
       objects.size() == 1 ? "" : "s", options.verify ? ", each resolving as on the source" : "",
       not_ok ? fmt::format(" ({} poisoned or failing on the source too)", not_ok) : "");
@@ -289,7 +289,7 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
     const std::from_chars_result second = std::from_chars(first.ptr + 1, end, n);
     ok = second.ec == std::errc() && second.ptr == end && i >= 1 && i <= n;
   }
-  if (!ok) fail("--shard", "'{}' is not I/N with 1 <= I <= N (e.g. 2/4: the second of four shards)", text);
+  if (!ok) fail("--shard", "'{}' is not I/N with 1 <= I <= N (e.g. 2/4: the second of four shards)", esc(text));
   return {i, n};
 }
 
@@ -316,7 +316,7 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
 std::string member_output(const fs::path& dir, const TargetFile& archive, const std::string& member) {
   const fs::path m = fs::path(member).lexically_normal();
   if (m.empty() || m.is_absolute() || *m.begin() == ".." || m == ".")
-    fail(archive.path, "member {} would be written outside {}: refused", member, dir.string());
+    fail(archive.path, "member {} would be written outside {}: refused", esc(member), esc(dir.string()));
   return (dir / fs::path(archive.relative).parent_path() / m).string();
 }
 
@@ -355,7 +355,7 @@ void Batch::plan() {
   // Outputs inside a tree of sources would be taken for sources by the next run over that tree.
   for (const std::string& s : args_.sources)
     if (fs::is_directory(s, ec) && is_within(dir_, s))
-      fail(args_.output, "is inside {}, a directory of sources: a later run would read the outputs as sources", s);
+      fail(args_.output, "is inside {}, a directory of sources: a later run would read the outputs as sources", esc(s));
 
   std::vector<TargetFile> files = expand_target_files(
       args_.sources.empty() ? std::vector<std::string>{std::string(kRunningVmlinux)} : args_.sources);
@@ -376,12 +376,12 @@ void Batch::plan() {
     if (!archive) {
       const std::string out = (dir_ / files[k].relative).string();
       if (const auto it = claims_.find(out); it != claims_.end())
-        fail(out, "two sources would be written here: {} and {}", it->second, files[k].path);
+        fail(out, "two sources would be written here: {} and {}", esc(it->second), esc(files[k].path));
       claims_[out] = files[k].path;
       struct stat st {};
       if (::stat(out.c_str(), &st) == 0)
         if (const auto it = inputs.find({st.st_dev, st.st_ino}); it != inputs.end())
-          fail(out, "is an input ({}): refusing to overwrite it", it->second);
+          fail(out, "is an input ({}): refusing to overwrite it", esc(it->second));
     }
     units_.push_back({std::move(files[k]), archive});
   }
@@ -390,7 +390,7 @@ void Batch::plan() {
 void Batch::claim(const std::string& output, const std::string& source) {
   const std::scoped_lock lock(claims_mutex_);
   const auto [it, added] = claims_.emplace(output, source);
-  if (!added) fail(output, "two sources would be written here: {} and {}", it->second, source);
+  if (!added) fail(output, "two sources would be written here: {} and {}", esc(it->second), esc(source));
 }
 
 // Runs one source's work; what goes wrong is its error line, and the batch goes on.
@@ -403,9 +403,9 @@ TargetOutcome Batch::run_one(const std::function<TargetOutcome()>& work, const s
   } catch (const InputError& e) {
     failed.error = e.what();
   } catch (const std::bad_alloc&) {
-    failed.error = name + ": out of memory";
+    failed.error = escape(name) + ": out of memory";
   } catch (const std::exception& e) {
-    failed.error = name + ": internal error: " + e.what();
+    failed.error = escape(name) + ": internal error: " + escape_controls(e.what());
   }
   return failed;
 }
@@ -513,8 +513,8 @@ void Batch::run() {
             written, written == 1 ? "" : "s", skipped, failed,
             !args_.sharded ? "" : fmt::format(" (shard {}: {} of {} source files)", args_.shard, n, total_units_),
             with_commas(bytes_in), with_commas(bytes_out), percent(static_cast<double>(bytes_out), static_cast<double>(bytes_in)));
-  for (const std::string& s : skipped_names) out.print("  skipped: {}\n", s);
-  for (const std::string& s : failed_names) out.print("  failed: {}\n", s);
+  for (const std::string& s : skipped_names) out.print("  skipped: {}\n", esc(s));
+  for (const std::string& s : failed_names) out.print("  failed: {}\n", esc(s));
   out.flush();
   if (failed) fail("", "{} of {} source{} not minimized (errors above)", failed, written + skipped + failed,
                    written + skipped + failed == 1 ? "" : "s");
@@ -533,7 +533,7 @@ void run_minimize(const MinimizeArgs& args) {
     objects.owned.push_back(BpfObject::open(path));
     objects.objects.push_back(objects.owned.back().get());
     if (!objects.owned.back()->has_ext() || objects.owned.back()->relocations().empty())
-      std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", path.c_str());
+      std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", escape(path).c_str());
   }
   TargetOptions options;
   options.minimize.keep = args.keep;

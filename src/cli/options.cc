@@ -8,7 +8,7 @@ std::vector<Kind> parse_kind_list(const std::vector<std::string>& names, std::st
   std::vector<Kind> kinds;
   for (const auto& k : names) {
     const auto kind = parse_kind(k);
-    if (!kind) fail(std::string(option), "unknown kind '{}' (e.g. struct, union, enum, func_proto, typedef)", k);
+    if (!kind) fail(std::string(option), "unknown kind '{}' (e.g. struct, union, enum, func_proto, typedef)", esc(k));
     kinds.push_back(*kind);
   }
   return kinds;

@@ -116,7 +116,7 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
     for (std::uint32_t i = 0; i < sections_.size(); ++i)
       if (sections_[i].name == name) return i;
     auto insns = elf.section(name);
-    if (!insns) fail(where, "CO-RE relocations name section '{}', which the object does not have", name);
+    if (!insns) fail(where, "CO-RE relocations name section '{}', which the object does not have", esc(name));
     ProgramSection s{name, *insns, {}};
     for (const auto& f : functions)
       if (f.section == name) s.functions.push_back({f.name, f.offset, f.size});
@@ -138,7 +138,7 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
       r.local_type = order.u32(rec + 4);
       r.access_off = order.u32(rec + 8);
       r.kind = order.u32(rec + 12);
-      const auto at = [&] { return fmt::format("CO-RE relocation #{} of section '{}'", i, s.name); };
+      const auto at = [&] { return fmt::format("CO-RE relocation #{} of section '{}'", i, esc(s.name)); };
       if (r.insn_off % kInsnSize != 0 || std::uint64_t{r.insn_off} + kInsnSize > s.insns.size())
         fail(where, "{}: instruction offset {} is not an instruction of the section ({} bytes)", at(), r.insn_off,
              s.insns.size());

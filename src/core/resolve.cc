@@ -11,6 +11,7 @@
 // that type in the same object.
 #include "btfslim/core.h"
 #include "btfslim/error.h"
+#include "btfslim/escape.h"
 #include "spec.h"
 
 #include <fmt/format.h>
@@ -350,7 +351,7 @@ std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateI
     }
 
     if (const int err = core::parse_spec(cx, local, r, object.access(r), local_spec); err != 0) {
-      error(CoreStatus::Error, fmt::format("cannot parse access '{}' on local type [{}]: {}", object.access(r),
+      error(CoreStatus::Error, fmt::format("cannot parse access '{}' on local type [{}]: {}", esc(object.access(r)),
                                            r.local_type, errno_text(err)));
       continue;
     }
@@ -416,7 +417,7 @@ std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateI
       std::string miss = cx.take_why();
       if (list.empty()) {
         const TypeView lt = local.type(r.local_type);
-        miss = fmt::format("no {} named '{}' in the target", core::kind_word(lt.kind()), essential_name(local_name));
+        miss = fmt::format("no {} named '{}' in the target", core::kind_word(lt.kind()), esc(essential_name(local_name)));
       }
       out.reason = std::move(miss);  // also for an existence check that found nothing: it says why
     } else {
@@ -433,7 +434,7 @@ std::string describe_access(const BpfObject& object, const CoreRelocation& r) {
   if (r.kind <= kMaxRelocKind && core::parse_spec(cx, object.btf(), r, access, spec) == 0) return core::format_spec(spec);
   const Btf& btf = object.btf();
   const std::uint32_t off = r.local_type ? btf.type(r.local_type).name_off() : 0;
-  return fmt::format("[{}] {} + {}", r.local_type, off ? btf.str(off) : std::string_view("(anon)"), access);
+  return fmt::format("[{}] {} + {}", r.local_type, esc(off ? btf.str(off) : std::string_view("(anon)")), esc(access));
 }
 
 }  // namespace btfslim

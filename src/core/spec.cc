@@ -6,6 +6,8 @@
 // with an error instead: such BTF never passes the kernel's checks, and btfslim must not hang on it.
 #include "spec.h"
 
+#include "btfslim/escape.h"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -26,7 +28,7 @@ bool names_match(const Btf& lb, std::uint32_t local_off, const Btf& tb, std::uin
 
 std::string type_label(const Btf& btf, TypeId id) {
   const std::uint32_t off = name_off_of(btf, id);
-  return off ? fmt::format("{} {}", kind_word(kind_of(btf, id)), btf.str(off))
+  return off ? fmt::format("{} {}", kind_word(kind_of(btf, id)), esc(btf.str(off)))
              : fmt::format("{} (anon) [{}]", kind_word(kind_of(btf, id)), id);
 }
 
@@ -245,7 +247,7 @@ int match_member(Context& cx, const Btf& lb, const Accessor& local_acc, const Bt
       const int found = fields_are_compat(cx, lb, local_member.type, tb, m.type);
       if (found == 0) {
         --spec.len;
-        cx.why(fmt::format("member '{}' of {} has an incompatible type ({} in the target)", name, type_label(tb, tid),
+        cx.why(fmt::format("member '{}' of {} has an incompatible type ({} in the target)", esc(name), type_label(tb, tid),
                            type_label(tb, m.type)));
       }
       return found;
@@ -486,7 +488,7 @@ int spec_match(Context& cx, const Spec& local, const Btf& tb, TypeId tid, Spec& 
       out.raw_len = 1;
       return 1;
     }
-    cx.why(fmt::format("{} has no enumerator '{}'", type_label(tb, tid), local.acc[0].name));
+    cx.why(fmt::format("{} has no enumerator '{}'", type_label(tb, tid), esc(local.acc[0].name)));
     return 0;
   }
 
@@ -499,8 +501,8 @@ int spec_match(Context& cx, const Spec& local, const Btf& tb, TypeId tid, Spec& 
       const int matched = match_member(cx, lb, la, tb, tid, out, tid);
       if (matched == 0)
         cx.why(is_composite(kind_of(tb, container))
-                   ? fmt::format("{} has no member '{}'", type_label(tb, container), la.name)
-                   : fmt::format("'{}' is looked up in {}, which is not a struct or union", la.name,
+                   ? fmt::format("{} has no member '{}'", type_label(tb, container), esc(la.name))
+                   : fmt::format("'{}' is looked up in {}, which is not a struct or union", esc(la.name),
                                  type_label(tb, container)));
       if (matched <= 0) return matched;
       continue;
@@ -533,11 +535,11 @@ std::string format_spec(const Spec& spec) {
   const Btf& btf = *spec.btf;
   std::string out = spec.root == 0 ? std::string("void") : type_label(btf, spec.root);
   if (is_type_kind(spec.kind)) return out;
-  if (is_enumval_kind(spec.kind)) return out + "::" + std::string(spec.acc[0].name);
+  if (is_enumval_kind(spec.kind)) return out + "::" + escape(spec.acc[0].name);
   for (int i = 0; i < spec.len; ++i) {
     const Accessor& a = spec.acc[i];
     if (a.named)
-      out += fmt::format(".{}", a.name);
+      out += fmt::format(".{}", esc(a.name));
     else if (i > 0 || a.idx > 0)
       out += fmt::format("[{}]", a.idx);
   }

@@ -118,7 +118,7 @@ Merged merge(const std::vector<std::shared_ptr<const Btf>>& inputs) {
     return m;
   }
   m.btf.reset(btf__new_empty_split(m.base.get()));
-  if (!m.btf) fail(first.name(), "libbpf cannot start a split BTF on {}: {}", first.base()->name(), errno_text(errno));
+  if (!m.btf) fail(first.name(), "libbpf cannot start a split BTF on {}: {}", esc(first.base()->name()), errno_text(errno));
   // Each input is read on a copy of the base of its own. libbpf 1.1.2's btf__add_str looks every name
   // up in the output's base first, and a lookup appends the name to that base's string buffer, which
   // may move it: a name that pointed into that same buffer (an input's name in the base's strings)
@@ -284,10 +284,10 @@ DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs) {
   for (const auto& input : inputs) {
     if (input->is_split() != first.is_split())
       fail(input->name(), "is {} BTF while {} is {}: give inputs of one kind (all standalone, or all split on one base)",
-           input->is_split() ? "split" : "standalone", first.name(), first.is_split() ? "split" : "standalone");
+           input->is_split() ? "split" : "standalone", esc(first.name()), first.is_split() ? "split" : "standalone");
     if (input->is_split() && input->base()->name() != first.base()->name())
       fail(input->name(), "is split on {} while {} is split on {}: split inputs must share their base",
-           input->base()->name(), first.name(), first.base()->name());
+           esc(input->base()->name()), esc(first.name()), esc(first.base()->name()));
   }
 
   Merged merged = merge(inputs);

@@ -108,16 +108,16 @@ void for_each_archive_member(const std::string& path,
     const std::string member = name ? name : "(unnamed)";
     const la_int64_t declared = lib.entry_size_is_set(entry) ? lib.entry_size(entry) : 0;
     if (declared < 0 || static_cast<std::uint64_t>(declared) > kMaxMemberBytes)
-      fail(path, "member {} declares {} bytes (at most {} are read)", member, declared, kMaxMemberBytes);
+      fail(path, "member {} declares {} bytes (at most {} are read)", esc(member), declared, kMaxMemberBytes);
     auto bytes = std::make_shared<std::vector<std::uint8_t>>();
     bytes->reserve(static_cast<std::size_t>(declared));
     std::array<std::uint8_t, 1 << 16> chunk;
     for (;;) {
       const la_ssize_t n = lib.read_data(a.get(), chunk.data(), chunk.size());
       if (n == 0) break;
-      if (n < 0) fail(path, "member {}: {}", member, error("read error"));
+      if (n < 0) fail(path, "member {}: {}", esc(member), error("read error"));
       if (bytes->size() + static_cast<std::size_t>(n) > kMaxMemberBytes)
-        fail(path, "member {} inflates past {} bytes", member, kMaxMemberBytes);
+        fail(path, "member {} inflates past {} bytes", esc(member), kMaxMemberBytes);
       bytes->insert(bytes->end(), chunk.begin(), chunk.begin() + n);
     }
     fn(member, std::move(bytes));

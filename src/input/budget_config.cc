@@ -417,13 +417,13 @@ class ConfigReader {
       fail_at(baseline_node->source(),
               "budget '{}' names a baseline but limits no growth (max_growth, kind_growth.KIND, "
               "kernel_memory_growth)",
-              b.name);
+              esc(b.name));
     if (b.limits.empty())
       fail(fmt::format("{}:{}", file_, b.line), "budget '{}' sets no limit (total, kernel_memory, kind.KIND, ...)",
-           b.name);
+           esc(b.name));
     if (growth && b.baseline.empty())
       fail(fmt::format("{}:{}", file_, first_growth_line(b)),
-           "budget '{}' limits growth but names no baseline = \"FILE.json\" (btfslim measure --format json)", b.name);
+           "budget '{}' limits growth but names no baseline = \"FILE.json\" (btfslim measure --format json)", esc(b.name));
     // toml++ keeps keys sorted; limits are reported in the order of the file.
     std::stable_sort(b.limits.begin(), b.limits.end(), [](const BudgetLimit& x, const BudgetLimit& y) {
       return x.line != y.line ? x.line < y.line : x.column < y.column;

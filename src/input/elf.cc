@@ -61,16 +61,16 @@ std::optional<std::span<const std::uint8_t>> ElfFile::section(std::string_view n
     if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
     const char* sname = elf_strptr(impl_->elf, impl_->shstrndx, shdr.sh_name);
     if (!sname || name != sname) continue;
-    if (shdr.sh_type == SHT_NOBITS) fail(path(), "section {} has no contents (SHT_NOBITS)", name);
+    if (shdr.sh_type == SHT_NOBITS) fail(path(), "section {} has no contents (SHT_NOBITS)", esc(name));
     if (shdr.sh_flags & SHF_COMPRESSED) {
-      if (elf_compress(scn, 0, 0) < 0) fail(path(), "cannot decompress section {}: {}", name, elf_errmsg(-1));
+      if (elf_compress(scn, 0, 0) < 0) fail(path(), "cannot decompress section {}: {}", esc(name), elf_errmsg(-1));
       Elf_Data* data = elf_getdata(scn, nullptr);
       if (!data || (!data->d_buf && data->d_size))
-        fail(path(), "cannot read section {}: {}", name, elf_errmsg(-1));
+        fail(path(), "cannot read section {}: {}", esc(name), elf_errmsg(-1));
       return std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(data->d_buf), data->d_size);
     }
     if (shdr.sh_offset > bytes.size() || shdr.sh_size > bytes.size() - shdr.sh_offset)
-      fail(path(), "section {} [{}, +{}) lies past the end of the file ({} bytes)", name, shdr.sh_offset,
+      fail(path(), "section {} [{}, +{}) lies past the end of the file ({} bytes)", esc(name), shdr.sh_offset,
            shdr.sh_size, bytes.size());
     return bytes.subspan(shdr.sh_offset, shdr.sh_size);
   }

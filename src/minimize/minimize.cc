@@ -634,7 +634,7 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
       found = true;
       mark.keep_whole(id);
     }
-    if (!found) fail(source.name(), "--keep {}: no such type", name);
+    if (!found) fail(source.name(), "--keep {}: no such type", esc(name));
   }
 
   // C printed from --keep's types needs the names of the ints it uses, however deep.
@@ -650,7 +650,7 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
   if (out.base) {
     if (out.base->big_endian() != source.big_endian())
       fail(out.base->name(), "is {}-endian and {} is not: a split BTF has its base's byte order",
-           out.base->big_endian() ? "big" : "little", source.name());
+           out.base->big_endian() ? "big" : "little", esc(source.name()));
     if (source.is_split() && same_bytes(*out.base, *source.base()))
       cut = source.first_id();
     else if (!source.is_split() && same_bytes(*out.base, source))
@@ -678,7 +678,7 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
         fail(source.name(), "internal error: libbpf cannot deduplicate the minimized BTF ({})", std::strerror(errno));
       LibbpfPtr split = libbpf_btf(btf__new_empty_split(base_btf.get()));
       if (!split || btf__add_btf(split.get(), btf.get()) < 0)
-        fail(source.name(), "internal error: libbpf cannot append the minimized types to {} ({})", out.base->name(),
+        fail(source.name(), "internal error: libbpf cannot append the minimized types to {} ({})", esc(out.base->name()),
              std::strerror(errno));
       btf = std::move(split);
     }
@@ -719,7 +719,7 @@ std::string verify_minimized(const Btf& source, const Minimized& minimized, cons
       }
       if (!same)
         return fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output",
-                           objects[o]->path(), relos[i].index, objects[o]->sections()[relos[i].section].name,
+                           esc(objects[o]->path()), relos[i].index, esc(objects[o]->sections()[relos[i].section].name),
                            reloc_kind_name(relos[i].kind), describe_access(*objects[o], relos[i]),
                            status_name(a.status), a.value, status_name(b.status), b.value);
     }

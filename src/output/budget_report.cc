@@ -5,6 +5,7 @@
 // GitLab's JUnit view and GitHub's annotations all lead to the line to change. Whatever the format,
 // every limit is listed: a report that stopped at the first breach would hide the second.
 #include "btfslim/budget.h"
+#include "btfslim/escape.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,6 +14,20 @@ namespace btfslim {
 namespace {
 
 std::string bytes_text(std::uint64_t n) { return with_commas(n) + " B"; }
+
+// A budget's message is the config author's prose and may run over several lines: each line escaped
+// (btfslim/escape.h), the line breaks kept for the formats that show them.
+std::string message_lines(std::string_view message) {
+  std::string out;
+  for (std::size_t start = 0; start <= message.size();) {
+    std::size_t end = message.find('\n', start);
+    if (end == std::string_view::npos) end = message.size();
+    if (start) out += '\n';
+    append_escaped(out, message.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 std::string percent_text(std::uint64_t part, std::uint64_t whole) {
   return whole ? fmt::format("{:.2f}%", percent(static_cast<double>(part), static_cast<double>(whole))) : "";
@@ -31,10 +46,10 @@ std::string limit_text(const LimitResult& r) {
   const BudgetLimit& l = *r.limit;
   if (l.growth) {
     const std::string growth = l.percent ? written_percent(*l.percent) : l.written;
-    return fmt::format("+{} ({})", growth, bytes_text(r.allowed));
+    return fmt::format("+{} ({})", esc(growth), bytes_text(r.allowed));
   }
   return l.written == std::to_string(l.bytes) ? bytes_text(l.bytes)
-                                              : fmt::format("{} ({})", l.written, bytes_text(l.bytes));
+                                              : fmt::format("{} ({})", esc(l.written), bytes_text(l.bytes));
 }
 
 std::string signed_bytes(std::uint64_t now, std::uint64_t then) {
@@ -49,7 +64,7 @@ std::string growth_percent(std::uint64_t now, std::uint64_t then) {
 
 // One limit's verdict without its place: "vmlinux BTF: kernel_memory of X is N B, over the limit ...".
 std::string verdict(const LimitResult& r) {
-  std::string s = fmt::format("{}: {} of {} is {}", r.budget->name, r.what, r.input, bytes_text(r.measured));
+  std::string s = fmt::format("{}: {} of {} is {}", esc(r.budget->name), esc(r.what), esc(r.input), bytes_text(r.measured));
   if (r.baseline)
     s += fmt::format(", {}{} from the baseline {}", signed_bytes(r.measured, *r.baseline),
                      growth_percent(r.measured, *r.baseline), bytes_text(*r.baseline));
@@ -77,10 +92,16 @@ std::string conclusion(const std::vector<LimitResult>& results) {
 
 void print_text(const std::vector<LimitResult>& results, const std::string& file, OutputBuffer& out) {
   for (const LimitResult& r : results) {
-    out.print("{}:{}: {}: {}\n", file, r.limit->line, r.exceeded() ? "EXCEEDED" : "ok", verdict(r));
-    if (r.exceeded() && !r.budget->message.empty()) out.print("    {}\n", r.budget->message);
+    out.print("{}:{}: {}: {}\n", esc(file), r.limit->line, r.exceeded() ? "EXCEEDED" : "ok", verdict(r));
+    if (!r.exceeded() || r.budget->message.empty()) continue;
+    const std::string message = message_lines(r.budget->message);
+    for (std::size_t start = 0; start <= message.size();) {
+      const std::size_t end = std::min(message.find('\n', start), message.size());
+      out.print("    {}\n", std::string_view(message).substr(start, end - start));
+      start = end + 1;
+    }
   }
-  out.print("{}: {}\n", file, conclusion(results));
+  out.print("{}: {}\n", esc(file), conclusion(results));
 }
 
 void print_json(const std::vector<LimitResult>& results, const std::string& file, OutputBuffer& out) {
@@ -155,17 +176,18 @@ void print_junit(const std::vector<LimitResult>& results, const std::string& fil
     while (end < results.size() && results[end].budget == results[i].budget && results[end].input == results[i].input)
       failures += results[end++].exceeded();
     out.print("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" file=\"{}\">\n",
-              xml(fmt::format("{} ({})", results[i].budget->name, results[i].input)), end - i, failures, xml(file));
+              xml(fmt::format("{} ({})", esc(results[i].budget->name), esc(results[i].input))), end - i, failures,
+              xml(escape(file)));
     for (; i < end; ++i) {
       const LimitResult& r = results[i];
-      out.print("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\"", xml("btfslim.budget." + r.budget->name),
-                xml(r.limit->key), xml(file), r.limit->line);
+      out.print("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\"",
+                xml(fmt::format("btfslim.budget.{}", esc(r.budget->name))), xml(escape(r.limit->key)), xml(escape(file)), r.limit->line);
       if (!r.exceeded()) {
         out.write("/>\n");
         continue;
       }
-      std::string detail = fmt::format("{}:{}: {}", file, r.limit->line, verdict(r));
-      if (!r.budget->message.empty()) detail += "\n" + r.budget->message;
+      std::string detail = fmt::format("{}:{}: {}", esc(file), r.limit->line, verdict(r));
+      if (!r.budget->message.empty()) detail.append("\n").append(message_lines(r.budget->message));
       out.print(">\n      <failure type=\"budget exceeded\" message=\"{}\">{}</failure>\n    </testcase>\n",
                 xml(verdict(r)), xml(detail));
     }
@@ -200,15 +222,15 @@ std::string gh_property(std::string_view s) {
 void print_github(const std::vector<LimitResult>& results, const std::string& file, OutputBuffer& out) {
   for (const LimitResult& r : results) {
     if (!r.exceeded()) {
-      out.print("{}:{}: ok: {}\n", file, r.limit->line, verdict(r));
+      out.print("{}:{}: ok: {}\n", esc(file), r.limit->line, verdict(r));
       continue;
     }
     std::string text = verdict(r);
-    if (!r.budget->message.empty()) text += "\n" + r.budget->message;
-    out.print("::error file={},line={},col={},title={}::{}\n", gh_property(file), r.limit->line, r.limit->column,
-              gh_property("btfslim budget: " + r.budget->name), gh_data(text));
+    if (!r.budget->message.empty()) text.append("\n").append(message_lines(r.budget->message));
+    out.print("::error file={},line={},col={},title={}::{}\n", gh_property(escape(file)), r.limit->line, r.limit->column,
+              gh_property(fmt::format("btfslim budget: {}", esc(r.budget->name))), gh_data(text));
   }
-  out.print("{}: {}\n", file, conclusion(results));
+  out.print("{}: {}\n", esc(file), conclusion(results));
 }
 
 // A Markdown table cell: no line breaks, and the characters that would end the cell or start markup
@@ -257,8 +279,9 @@ std::string budget_markdown_summary(const std::vector<LimitResult>& results, con
     const std::string over = !r.exceeded() ? "" : p.empty() ? bytes_text(r.excess())
                                                             : fmt::format("{} ({})", bytes_text(r.excess()), p);
     s += fmt::format("| {} | {} | {} = {} | {} | {} | {} | {} | {}:{} |\n", r.exceeded() ? ":x:" : ":white_check_mark:",
-                     md(r.budget->name), md(r.limit->key), md(r.limit->written), md(r.input),
-                     bytes_text(r.measured), bytes_text(r.allowed), md(over), md(file), r.limit->line);
+                     md(escape(r.budget->name)), md(escape(r.limit->key)), md(escape(r.limit->written)),
+                     md(escape(r.input)), bytes_text(r.measured), bytes_text(r.allowed), md(over), md(escape(file)),
+                     r.limit->line);
   }
   // What to do about each breach, once per budget.
   std::vector<const Budget*> told;
@@ -267,7 +290,7 @@ std::string budget_markdown_summary(const std::vector<LimitResult>& results, con
     if (std::find(told.begin(), told.end(), r.budget) != told.end()) continue;
     if (told.empty()) s += "\n";
     told.push_back(r.budget);
-    s += fmt::format("- **{}**: {}\n", md(r.budget->name), md(r.budget->message));
+    s += fmt::format("- **{}**: {}\n", md(escape(r.budget->name)), md(message_lines(r.budget->message)));
   }
   return s + "\n";
 }

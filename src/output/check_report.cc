@@ -1,6 +1,7 @@
 // Printing `btfslim check`: a table of relocations for one target, a matrix of objects by targets for
 // several, and JSON with one record per relocation either way.
 #include "btfslim/check.h"
+#include "btfslim/escape.h"
 
 #include <fmt/format.h>
 
@@ -85,7 +86,7 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
   for (std::size_t o = 0; o < run.objects.size(); ++o) {
     const BpfObject& obj = *run.objects[o];
     const ObjectOnTarget& cell = run.cells[o][0];
-    out.print("{} on {}\n", obj.path(), run.targets[0]);
+    out.print("{} on {}\n", esc(obj.path()), esc(run.targets[0]));
     if (const auto note = nothing_to_do(obj); !note.empty()) {
       out.print("  {}\n\n", note);
       continue;
@@ -95,7 +96,7 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
     std::size_t pw = 7, aw = 8;
     for (const CoreRelocation& r : obj.relocations()) {
       const Where w = where(obj, r);
-      programs.push_back(std::string(w.program));
+      programs.push_back(escape(w.program));
       accessors.push_back(describe_access(obj, r));
       pw = std::max(pw, programs.back().size());
       aw = std::max(aw, accessors.back().size());
@@ -111,28 +112,29 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
                 cell.targets[i].empty() ? "-" : cell.targets[i]);
       if (!r.reason.empty() && r.status != CoreStatus::Ok) out.print("  {:<{}}  {}\n", "", pw + 7, r.reason);
     }
-    out.print("{}: {} relocations: {}\n\n", obj.path(), relos.size(), summary(tally(run, cell)));
+    out.print("{}: {} relocations: {}\n\n", esc(obj.path()), relos.size(), summary(tally(run, cell)));
   }
 }
 
 void print_matrix(const CheckRun& run, OutputBuffer& out) {
-  std::size_t ow = 6;
-  for (const auto& obj : run.objects) ow = std::max(ow, obj->path().size());
+  std::vector<std::string> objects, targets;
+  for (const auto& obj : run.objects) objects.push_back(escape(obj->path()));
+  for (const auto& t : run.targets) targets.push_back(escape(t));
   std::size_t tw = 6;
-  for (const auto& t : run.targets) tw = std::max(tw, t.size());
+  for (const std::string& t : targets) tw = std::max(tw, t.size());
   // One row per target (kernels outnumber objects in a btfhub tree), one column per object.
   out.print("{:<{}}", "TARGET", tw);
-  for (const auto& obj : run.objects) out.print("  {:<{}}", obj->path(), std::max<std::size_t>(obj->path().size(), 12));
+  for (const std::string& o : objects) out.print("  {:<{}}", o, std::max<std::size_t>(o.size(), 12));
   out.put('\n');
   for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    out.print("{:<{}}", run.targets[t], tw);
+    out.print("{:<{}}", targets[t], tw);
     for (std::size_t o = 0; o < run.objects.size(); ++o) {
       const BpfObject& obj = *run.objects[o];
       const Tally tl = tally(run, run.cells[o][t]);
       std::string cell = !nothing_to_do(obj).empty() ? "-"
                          : tl.failing == 0                ? "ok"
                                                           : fmt::format("{} failing", tl.failing);
-      out.print("  {:<{}}", cell, std::max<std::size_t>(obj.path().size(), 12));
+      out.print("  {:<{}}", cell, std::max<std::size_t>(objects[o].size(), 12));
     }
     out.put('\n');
   }
@@ -146,10 +148,10 @@ void print_matrix(const CheckRun& run, OutputBuffer& out) {
       for (std::size_t i = 0; i < relos.size(); ++i) {
         const CoreResult& r = cell.results[i];
         if (!relocation_fails(run, r, cell.guarded[i])) continue;
-        if (!header) out.print("\n{} on {}:\n", obj.path(), run.targets[t]);
+        if (!header) out.print("\n{} on {}:\n", objects[o], targets[t]);
         header = true;
         const Where w = where(obj, relos[i]);
-        out.print("  {} insn #{} {} {}: {}{}{}{}\n", w.program, w.insn_idx, reloc_kind_name(relos[i].kind),
+        out.print("  {} insn #{} {} {}: {}{}{}{}\n", esc(w.program), w.insn_idx, reloc_kind_name(relos[i].kind),
                   describe_access(obj, relos[i]), status_name(r.status),
                   cell.guarded[i] ? " (guarded: --allow-missing excuses it)" : "", r.reason.empty() ? "" : ": ",
                   r.reason);
@@ -183,7 +185,7 @@ std::string describe_targets(const CoreResult& r) {
     if (!s.empty()) s += ", ";
     const std::uint32_t off = m.root ? m.btf->type(m.root).name_off() : 0;
     s += fmt::format("[{}]", m.root);
-    if (off) s += fmt::format(" {}", m.btf->str(off));
+    if (off) s += fmt::format(" {}", esc(m.btf->str(off)));
   }
   return s;
 }

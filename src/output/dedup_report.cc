@@ -2,6 +2,7 @@
 // the most; as a table or as one JSON document. Sizes are exact byte counts: the report is a CI guard's
 // evidence, and a removed 12-byte pointer must not round away.
 #include "btfslim/dedup.h"
+#include "btfslim/escape.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +13,7 @@ namespace btfslim {
 namespace {
 
 std::string output_label(const std::string& output) {
-  return output.empty() ? "not written (--check)" : output == "-" ? "stdout" : output;
+  return output.empty() ? "not written (--check)" : output == "-" ? "stdout" : escape(output);
 }
 
 // Kinds present before, the ones that freed the most first (then in kind order).
@@ -107,9 +108,9 @@ void print_table(const std::vector<std::shared_ptr<const Btf>>& inputs, const De
                  const DedupReportOptions& o, OutputBuffer& out) {
   for (std::size_t i = 0; i < inputs.size(); ++i)
     out.print("{:<9}{}: {} types, {} bytes\n", i == 0 ? (inputs.size() > 1 ? "inputs:" : "input:") : "",
-              inputs[i]->name(), with_commas(inputs[i]->own_count()), with_commas(inputs[i]->raw().size()));
+              esc(inputs[i]->name()), with_commas(inputs[i]->own_count()), with_commas(inputs[i]->raw().size()));
   if (inputs.front()->is_split())
-    out.print("{:<9}{} (the inputs and the output are split on it)\n", "base:", inputs.front()->base()->name());
+    out.print("{:<9}{} (the inputs and the output are split on it)\n", "base:", esc(inputs.front()->base()->name()));
   out.print("{:<9}{}: {} types, {} bytes, {}\n", "output:", output_label(o.output), with_commas(r.after.types),
             with_commas(r.after.total_bytes), r.output->big_endian() ? "big-endian" : "little-endian");
   out.print("{:<9}{} of {} types ({:.1f}%), {} of {} bytes ({:.1f}%)\n", "removed:", with_commas(r.removed_types()),
@@ -141,7 +142,7 @@ void print_table(const std::vector<std::shared_ptr<const Btf>>& inputs, const De
     const std::size_t shown = std::min(o.top, r.duplicates.size());
     for (std::size_t i = 0; i < shown; ++i) {
       const DuplicatedType& d = r.duplicates[i];
-      out.print(fmt::runtime(kDupRow), d.name, kind_name(d.kind), with_commas(d.copies), with_commas(d.removed),
+      out.print(fmt::runtime(kDupRow), esc(d.name), kind_name(d.kind), with_commas(d.copies), with_commas(d.removed),
                 with_commas(d.bytes_freed));
     }
     if (r.duplicates.size() > shown) {

@@ -58,13 +58,6 @@ void table_block(std::string_view title, const std::vector<const DiffRow*>& rows
   out.print("Total: Before={}, After={}, chg {:+.2f}%\n", before, after, change_percent(before, after));
 }
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 void summary_json(JsonWriter& w, const Summary& s, std::uint64_t before, std::uint64_t after) {
   w.field("add", s.add);
   w.field("remove", s.remove);
@@ -115,7 +108,7 @@ void print_diff(const BtfDiff& diff, const DiffPrintOptions& options, OutputBuff
     case Format::Csv:
       out.write("kind,name,old,new,delta\n");
       for (const DiffRow* r : all)
-        out.print("{},{},{},{},{}\n", r->kind ? kind_name(*r->kind) : "", csv_field(r->name),
+        out.print("{},{},{},{},{}\n", r->kind ? kind_name(*r->kind) : "", csv_quoted(r->name),
                   r->old_size ? std::to_string(*r->old_size) : "", r->new_size ? std::to_string(*r->new_size) : "",
                   r->delta);
       return;

@@ -140,7 +140,11 @@ std::vector<PrefixRow> prefix_rows(const Btf& btf, const Footprint& fp, const Ty
 // "[id] summary", cut with "..." to leave at least one blank in a column `width` wide.
 std::string type_label(const Btf& btf, TypeId id, std::size_t width) {
   std::string label = fmt::format("[{}] {}", id, type_summary(btf, id));
-  if (label.size() >= width) label = label.substr(0, width - 4) + "...";
+  if (label.size() >= width) {
+    std::size_t cut = width - 4;
+    while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xc0) == 0x80) --cut;  // not inside a UTF-8 character
+    label = label.substr(0, cut) + "...";
+  }
   return label;
 }
 
@@ -195,7 +199,7 @@ void print_kernel_memory(const Btf& btf, const Footprint& fp, const ModuleDelive
   const DeliveryCost c = delivery_cost(btf, fp, d);
   out.print("kernel memory, BTF delivered as a module: 0 B resident until first use, then {}\n", describe(c.whole));
   if (!c.resident) return;
-  out.print("  with resident base {}: always {}\n", d.resident_base->name(), describe(*c.resident));
+  out.print("  with resident base {}: always {}\n", esc(d.resident_base->name()), describe(*c.resident));
   out.print("  the rest as a module, after first use: {}\n", describe(*c.rest));
   const double change = static_cast<double>(c.resident->total()) - static_cast<double>(fp.kernel.total());
   out.print("  resident before first use: {} instead of {} as vmlinux ({:+.1f}%)\n", human_size(c.resident->total()),
@@ -221,9 +225,9 @@ void json_kernel_memory(JsonWriter& w, const KernelMemory& m) {
 // ---- table ----
 
 void table_header(const Btf& btf, const FileFootprint& f, OutputBuffer& out) {
-  out.print("{}: {}BTF, {}, {} types{}\n", btf.name(), btf.is_split() ? "split " : "",
+  out.print("{}: {}BTF, {}, {} types{}\n", esc(btf.name()), btf.is_split() ? "split " : "",
             btf.big_endian() ? "big-endian" : "little-endian", with_commas(f.type_count),
-            btf.is_split() ? fmt::format(" on {} ({} types)", btf.base()->name(), with_commas(btf.first_id() - 1))
+            btf.is_split() ? fmt::format(" on {} ({} types)", esc(btf.base()->name()), with_commas(btf.first_id() - 1))
                            : "");
   out.print("header {}, types {}, strings {}: {} ({} bytes)\n", human_size(f.header_bytes),
             human_size(f.type_bytes), human_size(f.string_bytes), human_size(f.file_bytes),
@@ -272,7 +276,7 @@ void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o
   out.print("\n{:<32}{:>10}{:>12}{:>8}\n", "PREFIX", "TYPES", "OWN", "%");
   double rest = file;
   for (std::size_t i = 0; i < shown; ++i) {
-    out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", rows[i].prefix, with_commas(rows[i].count), human_size(rows[i].own),
+    out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", esc(rows[i].prefix), with_commas(rows[i].count), human_size(rows[i].own),
               percent(rows[i].own, file));
     rest -= rows[i].own;
   }
@@ -291,18 +295,11 @@ void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o
 
 // ---- CSV ----
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 void csv_kinds(const FileFootprint& f, OutputBuffer& out) {
   out.write("row,count,record_bytes,string_bytes,total_bytes\n");
   auto rows = kind_rows(f);
   for (auto& r : overhead_rows(f)) rows.push_back(r);
-  for (const KindRow& r : rows) out.print("{},{},{},{},{}\n", r.label, r.count, r.records, r.strings, r.total());
+  for (const KindRow& r : rows) out.print("{},{},{},{},{}\n", csv_field(r.label), r.count, r.records, r.strings, r.total());
   out.print("TOTAL,{},{},{},{}\n", f.type_count, f.type_bytes + f.header_bytes + f.gap_bytes, f.string_bytes,
             f.file_bytes);
 }
@@ -322,8 +319,8 @@ void csv_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, Out
               tv.record_size(), rounded[i++], fp.retained[r.node],
               r.closure < 0 ? std::string() : fmt::format("{:.0f}", r.closure));
   }
-  for (const FoldedRow& f : t.folded) out.print(",,{},,{},,\n", f.label, rounded[i++]);
-  for (const KindRow& r : overhead_rows(fp.file)) out.print(",,{},,{},,\n", r.label, r.total());
+  for (const FoldedRow& f : t.folded) out.print(",,{},,{},,\n", csv_field(f.label), rounded[i++]);
+  for (const KindRow& r : overhead_rows(fp.file)) out.print(",,{},,{},,\n", csv_field(r.label), r.total());
   out.print(",,TOTAL,,{},,\n", fp.file.file_bytes);
 }
 

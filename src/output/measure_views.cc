@@ -56,7 +56,7 @@ struct Detail {
 void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view query, Format format,
                        OutputBuffer& out) {
   const auto ids = find_types(btf, query);
-  if (ids.empty()) fail(btf.name(), "no type named '{}' (try 'struct NAME', a type id, or dump --name)", query);
+  if (ids.empty()) fail(btf.name(), "no type named '{}' (try 'struct NAME', a type id, or dump --name)", esc(query));
 
   // Dominator subtree sizes in types, one pass like retained bytes.
   std::vector<std::uint32_t> subtree(fp.own.size(), 1);
@@ -205,7 +205,7 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
     w.finish();
     return;
   }
-  out.print("{} without {}:\n", btf.name(), names);
+  out.print("{} without {}:\n", esc(btf.name()), names);
   out.print("  removed {} types, {} ({:.1f}% of {}): {} of those kinds and {} more that only they kept alive\n",
             with_commas(direct + dragged), human_size(removed_bytes), percent(removed_bytes, file), human_size(file),
             with_commas(direct), with_commas(dragged));
@@ -260,7 +260,7 @@ void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Forma
   std::uint64_t total = 0, kernel = 0;
   out.print("{:<40}{:>10}{:>12}{:>14}\n", "MODULE", "TYPES", "BTF", "KERNEL MEMORY");
   for (const auto& m : report.modules) {
-    out.print("{:<40}{:>10}{:>12}{:>14}\n", m.name, with_commas(m.type_count), human_size(m.file_bytes),
+    out.print("{:<40}{:>10}{:>12}{:>14}\n", esc(m.name), with_commas(m.type_count), human_size(m.file_bytes),
               human_size(m.kernel_bytes));
     total += m.file_bytes;
     kernel += m.kernel_bytes;
@@ -273,7 +273,7 @@ void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Forma
   const std::size_t shown = std::min(top, report.duplicates.size());
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& d = report.duplicates[i];
-    out.print("{:<48}{:>8}{:>12}{:>12}\n", fmt::format("{} {}", kind_name(d.kind), d.name), d.copies,
+    out.print("{:<48}{:>8}{:>12}{:>12}\n", fmt::format("{} {}", kind_name(d.kind), esc(d.name)), d.copies,
               human_size(d.bytes_each), human_size(d.saved_bytes));
   }
   if (report.duplicates.size() > shown) out.print("[{} more]\n", with_commas(report.duplicates.size() - shown));

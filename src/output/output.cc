@@ -1,5 +1,6 @@
 // The buffered stdout writer, the streaming JSON writer and size formatting.
 #include "btfslim/error.h"
+#include "btfslim/escape.h"
 #include "btfslim/output.h"
 
 #include <unistd.h>
@@ -59,6 +60,18 @@ void append_json_string(fmt::memory_buffer& out, std::string_view s) {
   }
   out.push_back('"');
 }
+
+std::string csv_quoted(std::string_view text) {
+  if (text.find_first_of(",\"") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
+std::string csv_field(std::string_view name) { return is_plain(name) ? csv_quoted(name) : csv_quoted(escape(name)); }
 
 void JsonWriter::separate() {
   if (after_key_) {

@@ -1,5 +1,6 @@
 // The progress bar (see progress.h). Redraws are limited to ten a second, except the last one, so a
 // batch of thousands of small kernels does not spend its time writing to the terminal.
+#include "btfslim/escape.h"
 #include "btfslim/progress.h"
 
 #include "btfslim/terminal.h"
@@ -57,13 +58,16 @@ void ProgressBar::draw() {
   line.append(count);
   if (line.size() + 2 < width && !current_.empty()) {
     const std::size_t room = width - line.size() - 2;
+    const std::string current = escape(current_);
     line.append("  ");
     // Keep the end of a long name: the kernel version is there.
-    if (current_.size() <= room) {
-      line.append(current_);
+    if (current.size() <= room) {
+      line.append(current);
     } else if (room > 3) {
+      std::size_t from = current.size() - (room - 3);
+      while (from < current.size() && (static_cast<unsigned char>(current[from]) & 0xc0) == 0x80) ++from;  // whole UTF-8 characters
       line.append("...");
-      line.append(current_, current_.size() - (room - 3), room - 3);
+      line.append(current, from);
     }
   }
   std::fprintf(stderr, "\r%s\x1b[K", line.c_str());

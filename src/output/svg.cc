@@ -4,6 +4,7 @@
 // it keeps alive beneath it, and so on. A bar's width is what removing that type would free, so wide
 // bars deep down are the surprising costs. Bars narrower than a pixel are not drawn (their bytes still
 // count in their parent's width); hovering shows the exact figures.
+#include "btfslim/escape.h"
 #include "btfslim/report.h"
 
 #include <algorithm>
@@ -17,6 +18,8 @@ constexpr double kRow = 18;
 constexpr double kTop = 40;
 constexpr int kMaxDepth = 40;
 
+// Text for XML: names in it are escaped already (btfslim/escape.h: no control bytes, valid UTF-8), so
+// only markup is left to escape.
 void append_xml(std::string& out, std::string_view s) {
   for (const char c : s) {
     switch (c) {
@@ -25,9 +28,16 @@ void append_xml(std::string& out, std::string_view s) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       default:
-        if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) out += c;
+        if (static_cast<unsigned char>(c) >= 0x20) out += c;
     }
   }
+}
+
+// The first `n` bytes of `s`, shortened so as not to end inside a UTF-8 character.
+std::string_view utf8_prefix(std::string_view s, std::size_t n) {
+  if (n >= s.size()) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
+  return s.substr(0, n);
 }
 
 const char* kind_color(Kind k) {
@@ -58,7 +68,7 @@ void bar(std::string& svg, double x, int depth, double w, const char* color, std
   const auto fits = static_cast<std::size_t>(w / 7);
   if (fits >= 4) {
     svg += fmt::format("<text x=\"{:.2f}\" y=\"{:.0f}\">", x + 3, y + kRow - 5);
-    append_xml(svg, label.size() <= fits ? label : std::string(label.substr(0, fits - 2)) + "..");
+    append_xml(svg, label.size() <= fits ? label : std::string(utf8_prefix(label, fits - 2)) + "..");
     svg += "</text>";
   }
   svg += "</g>\n";
@@ -92,8 +102,8 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
   const double scale = file > 0 ? kWidth / file : 0;
   std::string body;
   int deepest = 0;
-  bar(body, 0, 0, kWidth, "#f2f2f2", fmt::format("{} ({})", btf.name(), human_size(file)),
-      fmt::format("{}: {} bytes", btf.name(), fp.file.file_bytes));
+  bar(body, 0, 0, kWidth, "#f2f2f2", fmt::format("{} ({})", esc(btf.name()), human_size(file)),
+      fmt::format("{}: {} bytes", esc(btf.name()), fp.file.file_bytes));
 
   struct Item {
     std::uint32_t node;
@@ -160,7 +170,7 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
     if (w < 1) continue;
     const TypeId id = btf.first_id() + it.node;
     const TypeView t = btf.type(id);
-    const std::string name(name_or_anon(btf, t.name_off()));
+    const std::string name = escape(name_or_anon(btf, t.name_off()));
     bar(body, it.x, it.depth, w, kind_color(t.kind()), name,
         fmt::format("[{}] {} {}: retained {:.0f} bytes ({:.2f}%), own {:.0f} bytes", id, kind_name(t.kind()), name,
                     fp.retained[it.node], 100.0 * fp.retained[it.node] / file, fp.own[it.node]));
@@ -191,7 +201,7 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
       "font-family=\"monospace\" font-size=\"11\">\n"
       "<text x=\"4\" y=\"16\" font-size=\"14\">",
       kWidth, height, kWidth, height);
-  append_xml(svg, fmt::format("{}: where the BTF bytes go (width = retained bytes; hover for figures)", btf.name()));
+  append_xml(svg, fmt::format("{}: where the BTF bytes go (width = retained bytes; hover for figures)", esc(btf.name())));
   svg += "</text>\n<text x=\"4\" y=\"32\" fill=\"#555\">";
   append_xml(svg, fmt::format("{} types, {} bytes; a bar's children are the types only it keeps alive",
                               with_commas(n), with_commas(fp.file.file_bytes)));

@@ -67,7 +67,7 @@ TEST_CASE("a missing file", "[errors]") {
   expect_input_error("/nonexistent/sys/kernel/btf/vmlinux", "no such file");
 }
 
-TEST_CASE("a file name with a line break still gives one line", "[errors]") {
+TEST_CASE("a file name with a line break still gives one line, the name escaped", "[errors]") {
   TempDir dir;
   const std::string path = dir.file("two\nlines.btf");
   write_file(path, "not btf at all");
@@ -77,7 +77,7 @@ TEST_CASE("a file name with a line break still gives one line", "[errors]") {
     CHECK(r.status == 2);
     CHECK(r.out.empty());
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, StartsWith("btfslim: " + dir.file("two lines.btf") + ": ") && Contains("bad magic"));
+    CHECK_THAT(r.err, StartsWith("btfslim: " + dir.file("two\\nlines.btf") + ": ") && Contains("bad magic"));
   }
 }
 

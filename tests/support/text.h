@@ -20,5 +20,10 @@ std::string first_difference(const std::string& ours, const std::string& theirs,
                              const std::string& theirs_label = "expected");
 // What follows the last '/' of a path.
 std::string file_name(const std::string& path);
+// "" when `s` is what btfslim may print: valid UTF-8 without control bytes (line feed and tab aside),
+// DEL, or invisible code points (C1 controls, bidirectional overrides and isolates, zero-width
+// characters, line separators, the BOM); else what is wrong and where. Written apart from btfslim's own
+// escaping (src/output/escape.cc), so that the two check each other.
+std::string not_text(const std::string& s);
 
 }  // namespace btfslim::test

@@ -8,6 +8,7 @@
 #include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "process.h"
+#include "text.h"
 
 #include "btfslim/btf.h"
 #include "btfslim/core.h"
@@ -169,6 +170,7 @@ TEST_CASE("malformed .BTF.ext: one line naming the file and what is wrong", "[co
     CHECK_THAT(o.error, StartsWith(dir.file("mutant.bpf.o") + ": .BTF.ext"));
     CHECK_THAT(o.error, Contains(c.message));
     CHECK(o.error.find('\n') == std::string::npos);
+    CHECK(not_text(o.error) == "");
   }
 }
 
@@ -207,7 +209,8 @@ TEST_CASE("mutated objects: an InputError or relocations the engine resolves", "
     const std::string label = std::string(&in == &btf ? ".BTF" : ".BTF.ext") + " round " + std::to_string(round) + how.str();
     if (!o.object) {
       ++rejected;
-      if (o.foreign || o.error.find(dir.file("mutant.bpf.o") + ": ") != 0 || o.error.find('\n') != std::string::npos)
+      if (o.foreign || o.error.find(dir.file("mutant.bpf.o") + ": ") != 0 || o.error.find('\n') != std::string::npos ||
+          !not_text(o.error).empty())
         problems.push_back(label + ": bad error '" + o.error + "'");
       continue;
     }
