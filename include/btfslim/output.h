@@ -11,12 +11,14 @@
 
 namespace btfslim {
 
-// Collects output and writes it to a file descriptor in large chunks. A write error (disk full, closed
-// pipe when SIGPIPE is ignored) is an InputError naming `name`.
+// Collects output and writes it to a file descriptor in large chunks. A write error (disk full, a
+// file-size limit, a closed pipe when SIGPIPE is ignored) is an InputError naming `name`, with the
+// file's path when the descriptor is a regular file: "stdout (/tmp/out.txt)". Such a file is first cut
+// back to where this process began writing to it, unless it is open for appending (see output.cc).
 class OutputBuffer {
  public:
-  explicit OutputBuffer(int fd = 1, std::string name = "stdout") : fd_(fd), name_(std::move(name)) {}
-  ~OutputBuffer();  // flushes; errors at this point are ignored (call flush() to see them)
+  explicit OutputBuffer(int fd = 1, std::string name = "stdout");
+  ~OutputBuffer();  // flushes; errors at this point are ignored: every command calls flush() to see them
   OutputBuffer(const OutputBuffer&) = delete;
   OutputBuffer& operator=(const OutputBuffer&) = delete;
 
@@ -49,9 +51,12 @@ class OutputBuffer {
   void flush();
 
  private:
+  [[noreturn]] void fail_write(int error);
+
   static constexpr std::size_t kFlushAt = 1 << 16;
   int fd_;
   std::string name_;
+  std::int64_t start_;  // the offset to cut the file back to when a write fails; -1: leave it
   fmt::memory_buffer buf_;
 };
 

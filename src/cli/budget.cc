@@ -6,6 +6,7 @@
 #include "btfslim/input.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,21 +58,30 @@ struct Measured {
   bool full = false;
 };
 
+// An append that fails (a full disk, a file-size limit) is undone: the file is cut back to the size it
+// had, or removed when this made it, so that the summary page shows no part of a table.
 void append_step_summary(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  const bool created = fd < 0 && errno == ENOENT &&
+                       (fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0;
   if (fd < 0) fail(path, "cannot append the step summary: {}", std::strerror(errno));
-  std::string_view rest = text;
-  while (!rest.empty()) {
+  struct stat st {};
+  const bool sized = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  int error = 0;
+  for (std::string_view rest = text; !rest.empty() && error == 0;) {
     const ssize_t n = ::write(fd, rest.data(), rest.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = errno;
-      ::close(fd);
-      fail(path, "cannot append the step summary: {}", std::strerror(e));
-    }
-    rest.remove_prefix(static_cast<std::size_t>(n));
+    if (n > 0)
+      rest.remove_prefix(static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      error = n == 0 ? EIO : errno;
   }
-  if (::close(fd) != 0) fail(path, "cannot append the step summary: {}", std::strerror(errno));
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error == 0) return;
+  if (created)
+    ::unlink(path.c_str());
+  else if (sized)
+    (void)::truncate(path.c_str(), st.st_size);
+  fail(path, "cannot append the step summary: {}", std::strerror(error));
 }
 
 void run_budget(const BudgetArgs& args, bool config_given) {

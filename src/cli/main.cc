@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -37,6 +38,11 @@ void print_error(const std::string& problem) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under a file-size limit (ulimit -f) a write past it raises SIGXFSZ, whose default kills the process
+  // in the middle of an output. Ignored, the write fails with EFBIG instead and is reported as a full
+  // disk is: one line naming the file, exit 2, no partial output left. SIGPIPE keeps its default, as in
+  // coreutils: `btfslim dump | head` ends quietly when head does.
+  std::signal(SIGXFSZ, SIG_IGN);
   libbpf_set_print(silence_libbpf);
   CLI::App app("btfslim: inspect Linux BTF and make it small", "btfslim");
   app.require_subcommand(1);

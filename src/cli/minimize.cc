@@ -26,6 +26,7 @@
 #include <charconv>
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -78,6 +79,7 @@ struct TargetOutcome {
   std::string summary;  // the line saying what was written, or why not
   std::string note;     // written, but a relocation fails on this source (batches say so)
   std::string error;    // Failed: the error line, without "btfslim: "
+  std::exception_ptr output_error;  // Failed: a batch's output could not be written (OutputNotWritten)
   std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
@@ -185,6 +187,13 @@ bool four_byte_pointers(const std::string& raw) {
 // Directories are made by one thread at a time: two sources may share a new one.
 std::mutex directories_mutex;
 
+// A batch's output that could not be written, with the InputError that says why. It ends the batch:
+// the outputs share one tree, where the next would fail the same way (a full disk, a file-size limit, a
+// read-only directory), and a btfhub tree has thousands.
+struct OutputNotWritten {
+  std::exception_ptr error;
+};
+
 // Minimizes one source for the objects: resolve every relocation on it, keep what they need, verify
 // the result resolves the same, and write it to `output` ("-": stdout, "": nowhere). `source_file` is
 // the file the source was read from (an archive, for a member), which `output` may not be. Throws
@@ -234,13 +243,18 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   const std::string bytes =
       options.elf ? btf_elf_object(m.bytes, {source->big_endian(), four_byte_pointers(m.bytes)}) : m.bytes;
   if (!output.empty()) {
-    if (options.make_directories && output != "-") {
-      const std::scoped_lock lock(directories_mutex);
-      std::error_code ec;
-      fs::create_directories(fs::path(output).parent_path(), ec);
-      if (ec) fail(fs::path(output).parent_path().string(), "cannot create directory: {}", ec.message());
+    try {
+      if (options.make_directories && output != "-") {
+        const std::scoped_lock lock(directories_mutex);
+        std::error_code ec;
+        fs::create_directories(fs::path(output).parent_path(), ec);
+        if (ec) fail(fs::path(output).parent_path().string(), "cannot create directory: {}", ec.message());
+      }
+      write_file_atomically(output, bytes);
+    } catch (const InputError&) {
+      if (options.make_directories) throw OutputNotWritten{std::current_exception()};  // a batch
+      throw;
     }
-    write_file_atomically(output, bytes);
   }
   outcome.bytes_out = bytes.size();
   const double pct = source->raw().empty() ? 0.0 : 100.0 * static_cast<double>(m.bytes.size()) / static_cast<double>(source->raw().size());
@@ -342,6 +356,7 @@ class Batch {
   std::size_t total_units_ = 0;  // before sharding
   std::mutex claims_mutex_;
   std::map<std::string, std::string> claims_;  // output -> source
+  std::atomic<bool> stopped_{false};  // an output could not be written: start nothing more
 };
 
 void Batch::plan() {
@@ -400,6 +415,9 @@ TargetOutcome Batch::run_one(const std::function<TargetOutcome()>& work, const s
   failed.source = name;
   try {
     return work();
+  } catch (const OutputNotWritten& e) {
+    stopped_ = true;
+    failed.output_error = e.error;
   } catch (const InputError& e) {
     failed.error = e.what();
   } catch (const std::bad_alloc&) {
@@ -428,6 +446,7 @@ UnitResult Batch::run_unit(const Unit& unit) {
   const TargetOutcome archive_error = run_one(
       [&] {
         for_each_archive_btf(unit.file.path, options_.source_base, [&](const std::string& member, std::shared_ptr<const Btf> btf) {
+          if (stopped_) return;
           result.outcomes.push_back(run_one(
               [&] {
                 const std::string out = member_output(dir_, unit.file, member);
@@ -455,9 +474,11 @@ void Batch::run() {
   std::size_t completed = 0;
   std::string last;
   std::atomic<std::size_t> next{0};
-  auto worker = [&] {
+  // A jthread is asked to stop before it is joined: when printing fails (stdout), the threads finish
+  // what they hold and start nothing more before the error is reported.
+  auto worker = [&](const std::stop_token& stop) {
     for (std::size_t i; (i = next.fetch_add(1)) < n;) {
-      UnitResult r = run_unit(units_[i]);
+      UnitResult r = stopped_ || stop.stop_requested() ? UnitResult{} : run_unit(units_[i]);
       const std::scoped_lock lock(mutex);
       results[i] = std::move(r);
       finished[i] = 1;
@@ -473,8 +494,10 @@ void Batch::run() {
   std::size_t written = 0, skipped = 0, failed = 0;
   std::uint64_t bytes_in = 0, bytes_out = 0;
   std::vector<std::string> skipped_names, failed_names;
+  std::exception_ptr output_error;  // the first in input order
   auto print = [&](const UnitResult& r) {
     for (const TargetOutcome& o : r.outcomes) {
+      if (o.output_error && !output_error) output_error = o.output_error;
       out.write(o.report);
       out.write(o.summary);
       out.flush();
@@ -508,6 +531,8 @@ void Batch::run() {
     }
   }
   bar.clear();
+  // An output that could not be written is the one error line; what was written before it stays.
+  if (output_error) std::rethrow_exception(output_error);
 
   out.print("{} kernel{} written, {} skipped as poisoned, {} failed{}: {} bytes of BTF in, {} bytes out ({:.2f}%)\n",
             written, written == 1 ? "" : "s", skipped, failed,

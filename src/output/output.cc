@@ -3,14 +3,42 @@
 #include "btfslim/escape.h"
 #include "btfslim/output.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace btfslim {
+
+namespace {
+
+// Where this process began writing to `fd`: its offset when the first buffer for it was made (a
+// command may make several for stdout, one after another), or -1 when a failed output is not to be
+// cut off there: not a regular file, or one open for appending, which other writers may have appended
+// to since.
+std::int64_t write_start(int fd) {
+  static std::mutex mutex;
+  static std::map<int, std::int64_t> starts;
+  const std::scoped_lock lock(mutex);
+  const auto [it, added] = starts.try_emplace(fd, -1);
+  if (added) {
+    struct stat st {};
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0 && !(flags & O_APPEND) && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+      it->second = ::lseek(fd, 0, SEEK_CUR);
+  }
+  return it->second;
+}
+
+}  // namespace
+
+OutputBuffer::OutputBuffer(int fd, std::string name) : fd_(fd), name_(std::move(name)), start_(write_start(fd)) {}
 
 OutputBuffer::~OutputBuffer() {
   try {
@@ -26,14 +54,30 @@ void OutputBuffer::flush() {
     const ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      buf_.clear();
-      fail(name_, "write error: {}", std::strerror(err));
+      fail_write(errno);
     }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
   buf_.clear();
+}
+
+// A write failed (a full disk, a file-size limit). When the output is a regular file, `btfslim dump >
+// FILE` for instance, what was written of it is cut off, back to where this process began, so that the
+// file is left as the shell made it (empty, or with what an earlier command of a script wrote) and not
+// holding the first part of an output that a later step could take for the whole. The offset goes back
+// there too: an error line to the same file (2>&1) then follows what the file held.
+void OutputBuffer::fail_write(int error) {
+  buf_.clear();
+  std::string subject = name_;
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+    char path[4096];
+    const ssize_t n = ::readlink(fmt::format("/proc/self/fd/{}", fd_).c_str(), path, sizeof path);
+    if (n > 0) subject += fmt::format(" ({})", std::string_view(path, static_cast<std::size_t>(n)));
+  }
+  if (start_ >= 0 && ::ftruncate(fd_, start_) == 0) ::lseek(fd_, start_, SEEK_SET);
+  fail(subject, "write error: {}", std::strerror(error));
 }
 
 void append_json_string(fmt::memory_buffer& out, std::string_view s) {

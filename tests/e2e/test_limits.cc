@@ -8,8 +8,11 @@
 // quarantine) and a loaded 2-core CI machine, and tight enough that a quadratic walk or an allocation by
 // a count read from the file fails them.
 //
-// Outputs: a write that fails (a file-size limit standing in for a full disk) and a process killed while
-// writing must leave the previous output as it was and no temporary file.
+// Outputs: a write that fails (a file-size limit, a full disk) must be one line naming the file, exit 2,
+// and leave the previous output as it was, no temporary file and no part of the new output, whatever
+// the command and wherever it writes (stdout, -o FILE, a batch's directory, the step summary); a reader
+// that stops early ends btfslim quietly. A process killed while writing must leave the previous output
+// or the whole new one, and no temporary file.
 #include "elf_image.h"
 #include "fixtures.h"
 #include "libbpf_oracle.h"
@@ -22,6 +25,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -231,30 +235,228 @@ std::vector<std::string> names_in(const std::string& dir) {
   return out;
 }
 
-TEST_CASE("a write that fails (a file-size limit as a full disk) leaves the old output and no temporary file",
+// Every file under `dir` with its bytes (directories as "DIR/"): what a failed command must leave as it was.
+std::map<std::string, std::string> contents_of(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().lexically_relative(dir).string();
+    if (e.is_directory())
+      out[name + "/"] = "";
+    else
+      out[name] = read_file(e.path().string());
+  }
+  return out;
+}
+
+// Runs btfslim with `args` under a file-size limit (`ulimit -f` blocks of 512 bytes, or "unlimited"),
+// SIGXFSZ at its default as a shell leaves it, stdout to the file `to` unless it is "" (then captured),
+// and with `env` (NAME=VALUE) in the environment without any GITHUB_STEP_SUMMARY of the machine running
+// the tests.
+RunResult limited(const std::string& blocks, const std::vector<std::string>& args, const std::string& to = "",
+                  const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv{"sh", "-c", "ulimit -f \"$1\"; to=$2; shift 2; "
+                                "if [ -n \"$to\" ]; then exec \"$@\" > \"$to\"; else exec \"$@\"; fi",
+                                "sh", blocks, to, "env", "-u", "GITHUB_STEP_SUMMARY"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  argv.push_back(btfslim_path());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+// The inputs and the older outputs every command that writes is tried on.
+struct WriteFixture {
+  TempDir dir;
+  std::string input = dir.file("input.btf"), other = dir.file("other.btf"), budget = dir.file("btfslim.toml");
+  std::string out = dir.file("out.btf"), svg = dir.file("out.svg"), dedup = dir.file("dedup.btf");
+  std::string kernels = dir.file("kernels"), batch = dir.file("batch"), summary = dir.file("summary.md");
+  std::string stdout_file = dir.file("stdout.txt");
+
+  WriteFixture() {
+    write_file(input, all_kinds_btf());
+    write_file(other, footprint_btf());
+    write_file(budget, "[[budget]]\nname = \"all\"\ninput = \"input.btf\"\ntotal = \"1 MiB\"\n");
+    write_file(out, "previous output");
+    write_file(svg, "previous picture");
+    write_file(dedup, "previous dedup");
+    // A batch of two kernels, the first with an older output.
+    fs::create_directories(kernels);
+    fs::copy_file(core_target("moved"), kernels + "/a.o");
+    fs::copy_file(core_target("moved"), kernels + "/b.o");
+    fs::create_directories(batch);
+    write_file(batch + "/a.o", "previous batch output");
+    write_file(summary, "previous summary\n");
+    write_file(stdout_file, "");  // as the shell makes it
+  }
+
+  // Every command that writes to stdout.
+  std::vector<std::vector<std::string>> to_stdout() const {
+    const std::string moved = core_target("moved"), obj = test_object("core_fields");
+    std::vector<std::vector<std::string>> commands = {
+        {"dump", input},
+        {"dump", "--format", "json", input},
+        {"dump", "--format", "c", input},
+        {"measure", input},
+        {"measure", "--format", "json", input},
+        {"measure", "--format", "csv", input},
+        {"measure", "--type", "1", input},
+        {"check", "--btf", moved, obj},
+        {"check", "--format", "json", "--btf", moved, obj},
+        {"minimize", "--btf", moved, "-o", "-", obj},
+        {"diff", input, other},
+        {"diff", "--format", "json", input, other},
+        {"diff", "--format", "csv", input, other},
+        {"dedup", "-o", "-", input},
+        {"dedup", "--check", input},
+    };
+    for (const std::string format : {"text", "json", "junit", "github"})
+      commands.push_back({"budget", "--config", budget, "--format", format});
+    return commands;
+  }
+
+  // Every command that writes a file, with the file its error must name.
+  std::vector<std::pair<std::vector<std::string>, std::string>> to_files() const {
+    const std::string moved = core_target("moved"), obj = test_object("core_fields");
+    return {
+        {{"minimize", "--btf", moved, "-o", out, obj}, out},
+        {{"measure", "--svg", svg, input}, svg},
+        {{"dedup", "-o", dedup, input}, dedup},
+        {{"minimize", "--btf", kernels, "-o", batch, obj}, batch + "/a.o"},
+        {{"minimize", "--btf", kernels, "-o", batch, "--jobs", "1", obj}, batch + "/a.o"},
+    };
+  }
+};
+
+// One line on stderr, exit 2, naming `subject` and saying `reason`, with nothing on stdout.
+void expect_write_error(const RunResult& r, const std::string& subject, const std::string& reason) {
+  INFO("exit " << r.status << "\nstdout: " << r.out.substr(0, 300) << "\nstderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, StartsWith("btfslim: " + subject + ": "));
+  CHECK_THAT(r.err, Contains(reason));
+}
+
+TEST_CASE("under a file-size limit, every command that writes says so in one line and leaves no part of an output",
           "[limits]") {
+  const WriteFixture f;
+  const auto before = contents_of(f.dir.path());
+  // readlink(/proc/self/fd/1) gives the path without symbolic links.
+  const std::string shown = "stdout (" + fs::canonical(f.stdout_file).string() + ")";
+
+  SECTION("stdout to a file: named with its path, and left as the shell made it") {
+    for (const auto& args : f.to_stdout()) {
+      INFO(command_line(args));
+      const RunResult r = limited("0", args, f.stdout_file);
+      expect_write_error(r, shown, "write error: File too large");
+      CHECK(contents_of(f.dir.path()) == before);
+    }
+  }
+
+  SECTION("a file named on the command line, or appended to: the older one as it was, no temporary") {
+    for (const auto& [args, target] : f.to_files()) {
+      INFO(command_line(args));
+      const RunResult r = limited("0", args);
+      expect_write_error(r, target, "write error: File too large");
+      CHECK(r.out.empty());
+      CHECK(contents_of(f.dir.path()) == before);
+    }
+    // The step summary a budget appends to, with the report on stdout (a pipe, no limit there).
+    const RunResult r = limited("0", {"budget", "--config", f.budget, "--format", "github"}, "",
+                                {"GITHUB_STEP_SUMMARY=" + f.summary});
+    expect_write_error(r, f.summary, "cannot append the step summary: File too large");
+    CHECK(contents_of(f.dir.path()) == before);
+  }
+
+  SECTION("a limit reached part of the way: what the file held before btfslim began is kept") {
+    // Above 512 bytes: the first block is written, the rest fails.
+    REQUIRE(btfslim({"dump", f.input}).out.size() > 1024);
+    const RunResult r = run({"sh", "-c", "ulimit -f 1; { printf 'kept\\n'; exec \"$@\"; } > \"$0\"", f.stdout_file,
+                             btfslim_path(), "dump", f.input});
+    expect_write_error(r, shown, "write error: File too large");
+    CHECK(read_file(f.stdout_file) == "kept\n");
+    // Appended to (>>), where other writers may have appended since, nothing is cut off.
+    write_file(f.stdout_file, "kept\n");
+    const RunResult appended = run({"sh", "-c", "ulimit -f 1; exec \"$@\" >> \"$0\"", f.stdout_file, btfslim_path(),
+                                    "dump", f.input});
+    expect_write_error(appended, shown, "write error: File too large");
+    CHECK(fs::file_size(f.stdout_file) == 512);
+    // The step summary, 500 bytes long: the table appended is cut off at 512, then taken back.
+    const std::string older(500, 's');
+    write_file(f.summary, older);
+    const RunResult summary = run({"sh", "-c", "ulimit -f 1; exec \"$@\"", "sh", "env",
+                                   "GITHUB_STEP_SUMMARY=" + f.summary, btfslim_path(), "budget", "--config", f.budget,
+                                   "--format", "github"});
+    expect_write_error(summary, f.summary, "cannot append the step summary: File too large");
+    CHECK(read_file(f.summary) == older);
+  }
+}
+
+TEST_CASE("a full disk (/dev/full): every command that writes says so in one line, exit 2", "[limits]") {
+  const WriteFixture f;
+  const auto before = contents_of(f.dir.path());
+  for (const auto& args : f.to_stdout()) {
+    INFO(command_line(args));
+    const RunResult r = limited("unlimited", args, "/dev/full");
+    expect_write_error(r, "stdout", "write error: No space left on device");
+    CHECK(contents_of(f.dir.path()) == before);
+  }
+  // The report of a command that wrote its file: the file is whole, the report's loss is the error.
+  for (const auto& [args, target] : f.to_files()) {
+    INFO(command_line(args));
+    const RunResult r = limited("unlimited", args, "/dev/full");
+    expect_write_error(r, "stdout", "write error: No space left on device");
+    CHECK(read_file(target) != before.at(fs::path(target).lexically_relative(f.dir.path()).string()));
+  }
+  const RunResult r = limited("unlimited", {"budget", "--config", f.budget, "--format", "github"}, "",
+                              {"GITHUB_STEP_SUMMARY=/dev/full"});
+  expect_write_error(r, "/dev/full", "cannot append the step summary: No space left on device");
+}
+
+// 20,000 structs of one member each: more output than a pipe holds, from every command that prints types.
+std::string many_types_btf() {
+  BtfPtr b(btf__new_empty());
+  const int int_id = btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED);
+  bool added = int_id > 0;
+  for (int i = 0; i < 20000; ++i)
+    added = added && btf__add_struct(b.get(), ("s" + std::to_string(i)).c_str(), 4) > 0 &&
+            btf__add_field(b.get(), "m", int_id, 0, 0) == 0;
+  REQUIRE(added);
+  return raw_of(b.get());
+}
+
+TEST_CASE("a reader that stops early (| head -c 1) ends btfslim quietly, by SIGPIPE", "[limits]") {
   const TempDir dir;
-  const std::string out = dir.file("out.btf"), svg = dir.file("out.svg");
-  write_file(out, "previous output");
-  write_file(svg, "previous picture");
-  write_file(dir.file("input.btf"), all_kinds_btf());
-  // SIGXFSZ ignored: the write fails with EFBIG instead of killing the process, as ENOSPC would.
+  const std::string input = dir.file("many.btf");
+  write_file(input, many_types_btf());
   const std::vector<std::vector<std::string>> commands = {
-      {"minimize", "--btf", core_target("moved"), "-o", out, test_object("core_fields")},
-      {"measure", "--svg", svg, dir.file("input.btf")},
+      {"dump", input},
+      {"dump", "--format", "json", input},
+      {"dump", "--format", "c", input},
+      {"measure", "--all", "--by", "type", "--format", "csv", input},
+      {"diff", dir.file("small.btf"), input},
+      {"dedup", "-o", "-", input},
+  };
+  write_file(dir.file("small.btf"), small_btf());
+  // btfslim's exit status through `| head -c 1`, SIGPIPE at its default as a shell gives it (whatever the
+  // test runner's is), or ignored by the shell before.
+  auto through_head = [&](const std::vector<std::string>& args, bool ignore_sigpipe) {
+    std::vector<std::string> argv{"env", "--default-signal=PIPE", "bash", "-c",
+                                  std::string(ignore_sigpipe ? "trap '' PIPE; " : "") +
+                                      "\"$@\" | head -c 1 > /dev/null; exit \"${PIPESTATUS[0]}\"",
+                                  "bash", btfslim_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv);
   };
   for (const auto& args : commands) {
-    std::vector<std::string> argv{"sh", "-c", "trap '' XFSZ; ulimit -f 0; exec \"$@\"", "sh", btfslim_path()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const RunResult r = run(argv);
-    INFO(args[0] << ": exit " << r.status << "\nstderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, Contains("File too large"));
+    INFO(command_line(args));
+    REQUIRE(btfslim(args).out.size() > 4 * 65536);  // four times what a pipe holds
+    const RunResult r = through_head(args, false);
+    INFO("exit " << r.status << "\nstderr: " << r.err);
+    CHECK(r.status == 128 + 13);  // SIGPIPE, as cat or seq
+    CHECK(r.err.empty());
+    // With SIGPIPE ignored, the closed pipe is a write error like any other (as in coreutils).
+    const RunResult ignored = through_head(args, true);
+    expect_write_error(ignored, "stdout", "write error: Broken pipe");
   }
-  CHECK(read_file(out) == "previous output");
-  CHECK(read_file(svg) == "previous picture");
-  CHECK(names_in(dir.path()) == std::vector<std::string>{"input.btf", "out.btf", "out.svg"});
 }
 
 TEST_CASE("a process killed at any moment leaves the old output or the whole new one, and no temporary file",
