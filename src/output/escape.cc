@@ -5,13 +5,7 @@
 #include <cstring>
 
 namespace btfslim {
-namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
-// The length of the well-formed UTF-8 sequence at s[i] (2 to 4 bytes) and its code point, or 0 when
-// the bytes there are not one: a stray continuation byte, a truncated sequence, an overlong form, a
-// surrogate or a code point past U+10FFFF (RFC 3629).
 std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) {
   const auto lead = static_cast<unsigned char>(s[i]);
   std::size_t n = 0;
@@ -38,7 +32,6 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& cp) {
   return n;
 }
 
-// Code points that print as nothing or change how the text around them is shown.
 bool invisible(char32_t cp) {
   return (cp >= 0x80 && cp <= 0x9f) ||      // C1 controls
          cp == 0xad || cp == 0x61c || cp == 0x180e ||  // soft hyphen, Arabic letter mark, Mongolian vowel separator
@@ -49,6 +42,10 @@ bool invisible(char32_t cp) {
          (cp >= 0xfff9 && cp <= 0xfffb) ||  // interlinear annotation
          (cp >= 0xe0000 && cp <= 0xe007f);  // tags
 }
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
 
 void append_byte(std::string& out, unsigned char c) {
   const char e[] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};

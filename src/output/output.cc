@@ -80,26 +80,51 @@ void OutputBuffer::fail_write(int error) {
   fail(subject, "write error: {}", std::strerror(error));
 }
 
-void append_json_string(fmt::memory_buffer& out, std::string_view s) {
+namespace {
+
+void append_json_code_unit(fmt::memory_buffer& out, char32_t unit) {
   static constexpr char kHex[] = "0123456789abcdef";
+  const char e[] = {'\\', 'u', kHex[(unit >> 12) & 15], kHex[(unit >> 8) & 15], kHex[(unit >> 4) & 15], kHex[unit & 15]};
+  out.append(e, e + sizeof e);
+}
+
+}  // namespace
+
+// BTF strings are bytes, not necessarily UTF-8, and the document must be valid JSON whatever they hold:
+// well-formed UTF-8 goes as it is (a file name in another script reads back the same), control bytes,
+// DEL and invisible code points as \uXXXX (a surrogate pair past U+FFFF), which read back the same, and
+// each byte of ill-formed UTF-8 as the code point of that byte.
+void append_json_string(fmt::memory_buffer& out, std::string_view s) {
   out.push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
     switch (c) {
-      case '"': out.append(std::string_view("\\\"")); break;
-      case '\\': out.append(std::string_view("\\\\")); break;
-      case '\n': out.append(std::string_view("\\n")); break;
-      case '\t': out.append(std::string_view("\\t")); break;
-      case '\r': out.append(std::string_view("\\r")); break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          // BTF strings are bytes, not necessarily UTF-8: escape anything outside printable ASCII as
-          // \u00XX so that the document is always valid JSON.
-          const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-          out.append(esc, esc + sizeof esc);
-        } else {
-          out.push_back(ch);
-        }
+      case '\n': out.append(std::string_view("\\n")); ++i; continue;
+      case '\t': out.append(std::string_view("\\t")); ++i; continue;
+      case '\r': out.append(std::string_view("\\r")); ++i; continue;
+      default: break;
+    }
+    char32_t cp = 0;
+    const std::size_t n = c >= 0x80 ? utf8_sequence(s, i, cp) : 0;
+    if (n == 0) {
+      append_json_code_unit(out, c);
+      ++i;
+    } else if (!invisible(cp)) {
+      out.append(s.data() + i, s.data() + i + n);
+      i += n;
+    } else if (cp <= 0xffff) {
+      append_json_code_unit(out, cp);
+      i += n;
+    } else {
+      append_json_code_unit(out, 0xd800 + ((cp - 0x10000) >> 10));
+      append_json_code_unit(out, 0xdc00 + ((cp - 0x10000) & 0x3ff));
+      i += n;
     }
   }
   out.push_back('"');

@@ -110,6 +110,27 @@ TEST_CASE("CSV fields: escaped, then quoted as RFC 4180 asks", "[escape]") {
   CHECK(csv_quoted("back\\slash") == "back\\slash");  // display text is escaped already
 }
 
+// What JSON.parse / nlohmann::json read back from a JSON string btfslim wrote.
+std::string json_string(std::string_view s) {
+  fmt::memory_buffer out;
+  append_json_string(out, s);
+  return fmt::to_string(out);
+}
+
+TEST_CASE("JSON strings: valid JSON whatever the bytes, and what is text reads back the same", "[escape]") {
+  CHECK(json_string("task_struct") == "\"task_struct\"");
+  CHECK(json_string("say \"hi\" \\ there") == "\"say \\\"hi\\\" \\\\ there\"");
+  CHECK(json_string("a\nb\tc\rd\x01\x7f") == "\"a\\nb\\tc\\rd\\u0001\\u007f\"");
+  // Well-formed UTF-8 as it is: a file under /home/josé/ is named so in the JSON too.
+  CHECK(json_string("/home/jos\xc3\xa9/\xe2\x82\xac") == "\"/home/jos\xc3\xa9/\xe2\x82\xac\"");
+  // Invisible code points by JSON's escapes, which read back as the same code points.
+  CHECK(json_string("\xe2\x80\xae" "abc") == "\"\\u202eabc\"");                 // RIGHT-TO-LEFT OVERRIDE
+  CHECK(json_string("\xc2\x9b") == "\"\\u009b\"");                             // CSI
+  CHECK(json_string("\xf3\xa0\x80\x81") == "\"\\udb40\\udc01\"");           // TAG LANGUAGE, U+E0001
+  // Ill-formed UTF-8: each byte as the code point of its value (the one thing that does not read back).
+  CHECK(json_string("\xff\xc3(") == "\"\\u00ff\\u00c3(\"");
+}
+
 TEST_CASE("an InputError is one line: its subject escaped, control bytes in its problem too", "[escape]") {
   const InputError e("dir/bad\nname\x1b.btf", "section 'a\x0c" "b' \\ has no\ncontents");
   CHECK(std::string(e.what()) == "dir/bad\\nname\\x1b.btf: section 'a\\x0cb' \\ has no\\ncontents");
