@@ -56,9 +56,14 @@ class OutputBuffer {
   static constexpr std::size_t kFlushAt = 1 << 16;
   int fd_;
   std::string name_;
-  std::int64_t start_;  // the offset to cut the file back to when a write fails; -1: leave it
   fmt::memory_buffer buf_;
 };
+
+// What stdio and iostreams print (help, --version) fails as an OutputBuffer's write does: note_output
+// _start(fd) before anything is written to `fd`, and fail_output() on a failed write cuts a regular file
+// back to that offset and throws the InputError naming it ("stdout (/tmp/out.txt): write error: ...").
+void note_output_start(int fd);
+[[noreturn]] void fail_output(int fd, const std::string& name, int error);
 
 // Writes JSON as it goes: no document is built in memory, so 126k types cost nothing to print.
 // Keys and values are escaped; nesting is tracked only to place commas.

@@ -3,13 +3,19 @@
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/escape.h"
+#include "btfslim/output.h"
 #include "btfslim/terminal.h"
 
 #include <bpf/libbpf.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include <unistd.h>
 #include <string>
 #include <string_view>
 
@@ -35,6 +41,22 @@ void print_error(const std::string& problem) {
   std::fprintf(stderr, "%s%s\n", btfslim::error_prefix().c_str(), btfslim::escape_controls(problem).c_str());
 }
 
+// Help, --version and `btfslim help` print through iostreams and stdio (the commands write through
+// OutputBuffer, which reports a failed write): one of those that failed (stdout on a full disk, under
+// ulimit -f) is the same error, not exit 0 with half a page.
+int stdio_written(int status) {
+  std::cout.flush();
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return status;
+  // errno is the failed write's: this flush's, or the earlier one's that set the error flag (no call
+  // that succeeds clears it).
+  try {
+    btfslim::fail_output(STDOUT_FILENO, "stdout", errno ? errno : EIO);
+  } catch (const btfslim::InputError& e) {
+    print_error(e.what());
+  }
+  return btfslim::kExitInputError;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -43,6 +65,7 @@ int main(int argc, char** argv) {
   // disk is: one line naming the file, exit 2, no partial output left. SIGPIPE keeps its default, as in
   // coreutils: `btfslim dump | head` ends quietly when head does.
   std::signal(SIGXFSZ, SIG_IGN);
+  btfslim::note_output_start(STDOUT_FILENO);
   libbpf_set_print(silence_libbpf);
   CLI::App app("btfslim: inspect Linux BTF and make it small", "btfslim");
   app.require_subcommand(1);
@@ -70,11 +93,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return stdio_written(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return stdio_written(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return stdio_written(app.exit(e));
   } catch (const CLI::ParseError& e) {
     print_error(btfslim::cli::usage_problem(app, e, argc, argv));
     return btfslim::kExitInputError;
@@ -93,5 +116,5 @@ int main(int argc, char** argv) {
     print_error(std::string("internal error: ") + e.what());
     return 1;
   }
-  return 0;
+  return stdio_written(0);
 }

@@ -21,7 +21,9 @@
 #include <bpf/btf.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
@@ -184,8 +186,32 @@ bool four_byte_pointers(const std::string& raw) {
   return b && btf__pointer_size(b.get()) == 4;
 }
 
-// Directories are made by one thread at a time: two sources may share a new one.
+// Directories are made by one thread at a time: two sources may share a new one. Those a batch made
+// are taken back when it fails, where they are empty: a failed run leaves the tree as it found it.
 std::mutex directories_mutex;
+std::vector<fs::path> made_directories;  // guarded by directories_mutex
+
+void make_parent_directories(const std::string& output) {
+  const fs::path dir = fs::path(output).parent_path();
+  const std::scoped_lock lock(directories_mutex);
+  std::error_code ec;
+  for (fs::path d = dir; !d.empty() && !fs::exists(d, ec); d = d.parent_path()) {
+    made_directories.push_back(d);
+    if (d == d.parent_path()) break;
+  }
+  fs::create_directories(dir, ec);
+  if (ec) fail(dir.string(), "cannot create directory: {}", ec.message());
+}
+
+// Removes the empty directories a failed batch made, the deepest first (rmdir leaves any that holds
+// something). Called after every thread has ended.
+void remove_made_directories() {
+  const std::scoped_lock lock(directories_mutex);
+  std::sort(made_directories.begin(), made_directories.end(),
+            [](const fs::path& a, const fs::path& b) { return a.native().size() > b.native().size(); });
+  for (const fs::path& d : made_directories) ::rmdir(d.c_str());
+  made_directories.clear();
+}
 
 // A batch's output that could not be written, with the InputError that says why. It ends the batch:
 // the outputs share one tree, where the next would fail the same way (a full disk, a file-size limit, a
@@ -241,15 +267,11 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   for (const std::string& name : options.explain) explain(*source, m, objects, name, outcome.report);
 
   const std::string bytes =
-      options.elf ? btf_elf_object(m.bytes, {source->big_endian(), four_byte_pointers(m.bytes)}) : m.bytes;
+      options.elf ? btf_elf_object(m.bytes, {source->big_endian(), four_byte_pointers(m.bytes), output == "-" ? "stdout" : output})
+                  : m.bytes;
   if (!output.empty()) {
     try {
-      if (options.make_directories && output != "-") {
-        const std::scoped_lock lock(directories_mutex);
-        std::error_code ec;
-        fs::create_directories(fs::path(output).parent_path(), ec);
-        if (ec) fail(fs::path(output).parent_path().string(), "cannot create directory: {}", ec.message());
-      }
+      if (options.make_directories && output != "-") make_parent_directories(output);
       write_file_atomically(output, bytes);
     } catch (const InputError&) {
       if (options.make_directories) throw OutputNotWritten{std::current_exception()};  // a batch
@@ -531,8 +553,12 @@ void Batch::run() {
     }
   }
   bar.clear();
-  // An output that could not be written is the one error line; what was written before it stays.
-  if (output_error) std::rethrow_exception(output_error);
+  // An output that could not be written is the one error line; what was written before it stays, and
+  // the directories made for what was not are taken back.
+  if (output_error) {
+    remove_made_directories();
+    std::rethrow_exception(output_error);
+  }
 
   out.print("{} kernel{} written, {} skipped as poisoned, {} failed{}: {} bytes of BTF in, {} bytes out ({:.2f}%)\n",
             written, written == 1 ? "" : "s", skipped, failed,

@@ -566,7 +566,9 @@ LibbpfPtr libbpf_parse_split(const Btf& source, const std::string& raw, struct b
   for (std::size_t done = 0; done < raw.size();) {
     const ssize_t n = ::write(fd, raw.data() + done, raw.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(source.name(), "cannot write the split BTF to memory: {}", std::strerror(errno));
+    if (n <= 0)
+      fail(source.name(), "cannot write the split BTF to memory: {}{}", n < 0 ? std::strerror(errno) : "short write",
+           n < 0 && errno == EFBIG ? " (a file-size limit, ulimit -f, applies to memory files too)" : "");
     done += static_cast<std::size_t>(n);
   }
   const std::string path = fmt::format("/proc/self/fd/{}", fd);

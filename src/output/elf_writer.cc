@@ -26,8 +26,15 @@ constexpr char kSectionNames[] = "\0.BTF\0.shstrtab";  // offsets 1 and 6, and t
 constexpr std::size_t kBtfName = 1;
 constexpr std::size_t kShstrtabName = 6;
 
-[[noreturn]] void libelf_failed(const char* what) {
-  fail("ELF output", "{}: {}", what, elf_errmsg(-1));
+// libelf's message does not say why a write failed; errno does. The memory file the ELF is built in is a
+// file to the kernel: a file-size limit (ulimit -f) applies to it as to the output, and is reported as the
+// output's own write error would be.
+[[noreturn]] void libelf_failed(const std::string& output, const char* what) {
+  const int err = errno;
+  if (err == EFBIG || err == ENOSPC || err == EIO)
+    fail(output, "write error: {} (in the memory file the ELF is built in, which ulimit -f limits too)",
+         std::strerror(err));
+  fail(output, "{}: {}", what, elf_errmsg(-1));
 }
 
 struct Fd {
@@ -37,11 +44,12 @@ struct Fd {
   }
 };
 
-void add_section(Elf* elf, std::string_view bytes, std::size_t name, std::uint32_t type, std::size_t align) {
+void add_section(const std::string& output, Elf* elf, std::string_view bytes, std::size_t name, std::uint32_t type,
+                 std::size_t align) {
   Elf_Scn* scn = elf_newscn(elf);
-  if (!scn) libelf_failed("cannot add a section");
+  if (!scn) libelf_failed(output, "cannot add a section");
   Elf_Data* data = elf_newdata(scn);
-  if (!data) libelf_failed("cannot add section data");
+  if (!data) libelf_failed(output, "cannot add section data");
   data->d_buf = const_cast<char*>(bytes.data());  // libelf only reads it
   data->d_size = bytes.size();
   data->d_type = ELF_T_BYTE;
@@ -49,49 +57,52 @@ void add_section(Elf* elf, std::string_view bytes, std::size_t name, std::uint32
   data->d_off = 0;
   data->d_version = EV_CURRENT;
   GElf_Shdr shdr;
-  if (!gelf_getshdr(scn, &shdr)) libelf_failed("cannot read a section header");
+  if (!gelf_getshdr(scn, &shdr)) libelf_failed(output, "cannot read a section header");
   shdr.sh_name = static_cast<GElf_Word>(name);
   shdr.sh_type = type;
   shdr.sh_flags = 0;
   shdr.sh_addralign = align;
   shdr.sh_entsize = 0;
-  if (!gelf_update_shdr(scn, &shdr)) libelf_failed("cannot write a section header");
+  if (!gelf_update_shdr(scn, &shdr)) libelf_failed(output, "cannot write a section header");
 }
 
 }  // namespace
 
 std::string btf_elf_object(std::string_view btf, const BtfElfOptions& options) {
+  const std::string& output = options.output;
   static const bool initialized = elf_version(EV_CURRENT) != EV_NONE;
-  if (!initialized) libelf_failed("libelf is out of date");
+  if (!initialized) libelf_failed(output, "libelf is out of date");
   Fd file{::memfd_create("btfslim-elf", MFD_CLOEXEC)};
-  if (file.fd < 0) fail("ELF output", "cannot create a memory file: {}", std::strerror(errno));
+  if (file.fd < 0) fail(output, "cannot create a memory file: {}", std::strerror(errno));
+  errno = 0;  // libelf_failed reads it
 
   std::unique_ptr<Elf, int (*)(Elf*)> elf(elf_begin(file.fd, ELF_C_WRITE, nullptr), elf_end);
-  if (!elf) libelf_failed("cannot start an ELF file");
-  if (!gelf_newehdr(elf.get(), options.elf32 ? ELFCLASS32 : ELFCLASS64)) libelf_failed("cannot add the ELF header");
+  if (!elf) libelf_failed(output, "cannot start an ELF file");
+  if (!gelf_newehdr(elf.get(), options.elf32 ? ELFCLASS32 : ELFCLASS64)) libelf_failed(output, "cannot add the ELF header");
   GElf_Ehdr ehdr;
-  if (!gelf_getehdr(elf.get(), &ehdr)) libelf_failed("cannot read the ELF header");
+  if (!gelf_getehdr(elf.get(), &ehdr)) libelf_failed(output, "cannot read the ELF header");
   ehdr.e_ident[EI_DATA] = options.big_endian ? ELFDATA2MSB : ELFDATA2LSB;
   ehdr.e_ident[EI_OSABI] = ELFOSABI_NONE;
   ehdr.e_type = ET_REL;
   ehdr.e_machine = EM_BPF;
   ehdr.e_version = EV_CURRENT;
 
-  add_section(elf.get(), btf, kBtfName, SHT_PROGBITS, 4);
-  add_section(elf.get(), std::string_view(kSectionNames, sizeof kSectionNames), kShstrtabName, SHT_STRTAB, 1);
+  add_section(output, elf.get(), btf, kBtfName, SHT_PROGBITS, 4);
+  add_section(output, elf.get(), std::string_view(kSectionNames, sizeof kSectionNames), kShstrtabName, SHT_STRTAB, 1);
   ehdr.e_shstrndx = 2;
-  if (!gelf_update_ehdr(elf.get(), &ehdr)) libelf_failed("cannot write the ELF header");
-  if (elf_update(elf.get(), ELF_C_WRITE) < 0) libelf_failed("cannot lay out the ELF file");
+  if (!gelf_update_ehdr(elf.get(), &ehdr)) libelf_failed(output, "cannot write the ELF header");
+  errno = 0;
+  if (elf_update(elf.get(), ELF_C_WRITE) < 0) libelf_failed(output, "cannot lay out the ELF file");
   elf.reset();
 
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0) fail("ELF output", "cannot measure the memory file: {}", std::strerror(errno));
+  if (::fstat(file.fd, &st) != 0) fail(output, "cannot measure the memory file: {}", std::strerror(errno));
   std::string out(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t done = 0;
   while (done < out.size()) {
     const ssize_t n = ::pread(file.fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("ELF output", "cannot read the memory file back: {}", n < 0 ? std::strerror(errno) : "short read");
+    if (n <= 0) fail(output, "cannot read the memory file back: {}", n < 0 ? std::strerror(errno) : "short read");
     done += static_cast<std::size_t>(n);
   }
   return out;

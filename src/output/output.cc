@@ -38,7 +38,9 @@ std::int64_t write_start(int fd) {
 
 }  // namespace
 
-OutputBuffer::OutputBuffer(int fd, std::string name) : fd_(fd), name_(std::move(name)), start_(write_start(fd)) {}
+OutputBuffer::OutputBuffer(int fd, std::string name) : fd_(fd), name_(std::move(name)) { note_output_start(fd); }
+
+void note_output_start(int fd) { (void)write_start(fd); }
 
 OutputBuffer::~OutputBuffer() {
   try {
@@ -67,17 +69,21 @@ void OutputBuffer::flush() {
 // file is left as the shell made it (empty, or with what an earlier command of a script wrote) and not
 // holding the first part of an output that a later step could take for the whole. The offset goes back
 // there too: an error line to the same file (2>&1) then follows what the file held.
-void OutputBuffer::fail_write(int error) {
-  buf_.clear();
-  std::string subject = name_;
+void fail_output(int fd, const std::string& name, int error) {
+  std::string subject = name;
   struct stat st {};
-  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     char path[4096];
-    const ssize_t n = ::readlink(fmt::format("/proc/self/fd/{}", fd_).c_str(), path, sizeof path);
+    const ssize_t n = ::readlink(fmt::format("/proc/self/fd/{}", fd).c_str(), path, sizeof path);
     if (n > 0) subject += fmt::format(" ({})", std::string_view(path, static_cast<std::size_t>(n)));
   }
-  if (start_ >= 0 && ::ftruncate(fd_, start_) == 0) ::lseek(fd_, start_, SEEK_SET);
+  if (const std::int64_t start = write_start(fd); start >= 0 && ::ftruncate(fd, start) == 0) ::lseek(fd, start, SEEK_SET);
   fail(subject, "write error: {}", std::strerror(error));
+}
+
+void OutputBuffer::fail_write(int error) {
+  buf_.clear();
+  fail_output(fd_, name_, error);
 }
 
 namespace {

@@ -307,6 +307,12 @@ struct WriteFixture {
         {"diff", "--format", "csv", input, other},
         {"dedup", "-o", "-", input},
         {"dedup", "--check", input},
+        // What CLI11 and the help command print, through iostreams rather than btfslim's own writer.
+        {"--help"},
+        {"--version"},
+        {"help"},
+        {"help", "minimize"},
+        {"dump", "--help"},
     };
     for (const std::string format : {"text", "json", "junit", "github"})
       commands.push_back({"budget", "--config", budget, "--format", format});
@@ -318,6 +324,7 @@ struct WriteFixture {
     const std::string moved = core_target("moved"), obj = test_object("core_fields");
     return {
         {{"minimize", "--btf", moved, "-o", out, obj}, out},
+        {{"minimize", "--btf", moved, "--elf", "-o", out, obj}, out},  // built in a memory file first
         {{"measure", "--svg", svg, input}, svg},
         {{"dedup", "-o", dedup, input}, dedup},
         {{"minimize", "--btf", kernels, "-o", batch, obj}, batch + "/a.o"},
@@ -359,6 +366,11 @@ TEST_CASE("under a file-size limit, every command that writes says so in one lin
       CHECK(r.out.empty());
       CHECK(contents_of(f.dir.path()) == before);
     }
+    // A batch into a tree it makes: the directories it made for outputs it could not write go too.
+    const RunResult tree = limited("0", {"minimize", "--btf", f.kernels, "-o", f.dir.file("new/tree"),
+                                         test_object("core_fields")});
+    expect_write_error(tree, f.dir.file("new/tree/a.o"), "write error: File too large");
+    CHECK(contents_of(f.dir.path()) == before);
     // The step summary a budget appends to, with the report on stdout (a pipe, no limit there).
     const RunResult r = limited("0", {"budget", "--config", f.budget, "--format", "github"}, "",
                                 {"GITHUB_STEP_SUMMARY=" + f.summary});
