@@ -1,5 +1,6 @@
 // Reading a parsed BTF the way the commands do, for the fuzz targets.
 #include "common.h"
+#include "text.h"
 
 #include "btfslim/dump.h"
 #include "btfslim/error.h"
@@ -24,18 +25,38 @@
 extern "C" const char* __ubsan_default_options() { return "halt_on_error=1:print_stacktrace=1"; }
 
 namespace btfslim::fuzz {
-namespace {
 
-int devnull() {
-  static const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (fd < 0) std::abort();
-  return fd;
+TextSink::TextSink() : fd_(::memfd_create("fuzz-output", MFD_CLOEXEC)), out_(fd_, "fuzz-output") {
+  if (fd_ < 0) std::abort();
 }
 
-}  // namespace
+TextSink::~TextSink() { ::close(fd_); }
+
+void TextSink::check(const char* what) {
+  out_.flush();
+  const off_t size = ::lseek(fd_, 0, SEEK_CUR);
+  std::string written(static_cast<std::size_t>(size), '\0');
+  if (size > 0 && ::pread(fd_, written.data(), written.size(), 0) != size) std::abort();
+  if (const std::string problem = test::not_text(written); !problem.empty()) {
+    std::fprintf(stderr, "fuzz: %s printed what is not text: %s\n", what, problem.c_str());
+    std::abort();
+  }
+  if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0) std::abort();
+}
+
+void expect_error_line(const InputError& e) {
+  const std::string line = e.what();
+  const std::string problem = line.find('\n') != std::string::npos ? "a line break" : test::not_text(line);
+  if (problem.empty()) return;
+  std::fprintf(stderr, "fuzz: an error message is not one line of text (%s): ", problem.c_str());
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fputc('\n', stderr);
+  std::abort();
+}
 
 void walk(const Btf& btf, bool c) {
-  OutputBuffer out(devnull(), "/dev/null");
+  static TextSink sink;
+  OutputBuffer& out = sink.out();
   dump_raw(btf, {}, out);
   dump_json(btf, {}, out);
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
@@ -56,14 +77,16 @@ void walk(const Btf& btf, bool c) {
   by_prefix.by = MeasureBy::Prefix;
   print_measure(btf, fp, by_prefix, out);
   out.write(render_svg(btf, fp));
-  out.flush();
+  sink.check("dump, measure or the SVG");
 
   if (c) {
     try {
       dump_c(btf, {}, out);
-      out.flush();
-    } catch (const InputError&) {
+      sink.check("dump -f c");
+    } catch (const InputError& e) {
       // Refused by check_c_printable (or by libbpf's own reading): the expected outcome.
+      expect_error_line(e);
+      sink.check("dump -f c, refused");
     }
   }
 }

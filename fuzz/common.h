@@ -7,6 +7,8 @@
 #pragma once
 
 #include "btfslim/btf.h"
+#include "btfslim/error.h"
+#include "btfslim/output.h"
 
 #include <memory>
 
@@ -38,6 +40,28 @@ class MemFile {
   int fd_ = -1;
   std::string path_;
 };
+
+// What btfslim prints, checked: everything written to `out()` must be text (valid UTF-8, no control
+// byte but line feed and tab, no invisible code point: tests/support/text.h's not_text), whatever names
+// the input holds. check() reads back what was written since the last check, aborts with the offending
+// bytes when it is not text, and empties the sink.
+class TextSink {
+ public:
+  TextSink();
+  ~TextSink();
+  TextSink(const TextSink&) = delete;
+  TextSink& operator=(const TextSink&) = delete;
+  OutputBuffer& out() { return out_; }
+  void check(const char* what);
+
+ private:
+  int fd_;
+  OutputBuffer out_;
+};
+
+// An InputError is the expected outcome of bad input, when its message is one line of text: anything
+// else (a line break, a control byte, ill-formed UTF-8 from a name in the input) is a finding.
+void expect_error_line(const InputError& e);
 
 // A small CO-RE target built with btf__add_*: a task_struct like minimal.bpf.c's, and a few shapes the
 // corpus' roots may meet (a union, bitfields, enums, an array, a typedef, a forward declaration).

@@ -1,12 +1,12 @@
 // Budget files: any bytes as a btfslim.toml (parse_budget_config, toml++ underneath), every budget
 // checked on the footprint fixture with its decl tag against the untagged one as the baseline, and the
 // report in every format and the step summary; the same bytes also as a baseline (measure's JSON).
+#include "common.h"
 #include "fixtures.h"
 
 #include "btfslim/budget.h"
 #include "btfslim/error.h"
 
-#include <fcntl.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -28,11 +28,9 @@ struct Measured {
   Footprint fp{*btf};
   BudgetFigures figures = budget_figures(*btf, fp);
   BudgetFigures baseline;
-  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   Measured() {
     const auto base = parsed(btfslim::test::footprint_btf(false));
     baseline = budget_figures(*base, Footprint(*base));
-    if (devnull < 0) std::abort();
   }
 };
 
@@ -43,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     (void)baseline_figures(text, "fuzz.json");
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    fuzz::expect_error_line(e);
   }
   try {
     const BudgetConfig config = parse_budget_config(text, "fuzz.toml");
@@ -51,15 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const Budget& b : config.budgets) {
       try {
         check_budget(b, config.file, *m.btf, m.fp, m.figures, &m.baseline, results);
-      } catch (const InputError&) {  // a type the fixture does not have
+      } catch (const InputError& e) {  // a type the fixture does not have
+        fuzz::expect_error_line(e);
       }
     }
-    OutputBuffer out(m.devnull, "/dev/null");
+    static fuzz::TextSink sink;
     for (const auto f : {BudgetFormat::Text, BudgetFormat::Json, BudgetFormat::Junit, BudgetFormat::Github})
-      print_budget_report(results, config.file, f, out);
-    out.write(budget_markdown_summary(results, config.file));
-    out.flush();
-  } catch (const InputError&) {
+      print_budget_report(results, config.file, f, sink.out());
+    sink.out().write(budget_markdown_summary(results, config.file));
+    sink.check("budget's reports");
+  } catch (const InputError& e) {
+    fuzz::expect_error_line(e);
   }
   return 0;
 }

@@ -13,22 +13,19 @@
 #include "btfslim/input.h"
 #include "btfslim/output.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace btfslim;
   const fuzz::MemFile file({data, size});
-  static const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  static fuzz::TextSink sink;
   try {
     const auto btf = load_btf_file(file.path(), nullptr);
-    OutputBuffer out(devnull, "/dev/null");
-    dump_raw(*btf, {}, out);
-    out.flush();
+    dump_raw(*btf, {}, sink.out());
+    sink.check("dump");
     (void)measure_file(*btf);
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    fuzz::expect_error_line(e);
   }
   try {
     const auto object = BpfObject::open(file.path());
@@ -36,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)object->access(r);
       (void)object->function_of(r);
     }
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    fuzz::expect_error_line(e);
   }
   return 0;
 }

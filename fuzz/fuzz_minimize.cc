@@ -63,7 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::unique_ptr<const BpfObject> object;
   try {
     object = BpfObject::open(file.path());
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    fuzz::expect_error_line(e);
     return 0;
   }
   for (const auto& target : g_targets) minimize_on(target, *object);

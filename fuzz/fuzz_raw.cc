@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto btf = Btf::parse("fuzz.btf", owner, std::span<const std::uint8_t>(*owner));
     fuzz::walk(*btf, true);
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    fuzz::expect_error_line(e);
   }
   return 0;
 }

@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto btf = Btf::parse(file.path(), owner, std::span<const std::uint8_t>(*owner), g_base[big_endian]);
     fuzz::walk(*btf, true);
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    fuzz::expect_error_line(e);
   }
   return 0;
 }
