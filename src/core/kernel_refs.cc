@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace btfslim {
@@ -108,38 +109,27 @@ std::string explain_incompatible(core::Context& cx, const Btf& lb, TypeId lid, c
   return fmt::format("{} here, {} in the kernel", c_label(lb, lid), c_label(tb, tid));
 }
 
-// The object's FUNC or VAR an extern symbol names (libbpf's find_extern_btf_id: the first of either
-// kind), and the DATASEC that holds it.
-struct ExternBtf {
-  TypeId id = 0;
-  std::string_view datasec;
-};
-
-ExternBtf find_extern(const Btf& btf, std::string_view name) {
-  ExternBtf e;
-  for (TypeId id = 1; id < btf.end_id() && !e.id; ++id) {
-    const TypeView t = btf.type(id);
-    if ((t.kind() == Kind::Var || t.kind() == Kind::Func) && btf.str(t.name_off()) == name) e.id = id;
-  }
-  if (!e.id) return e;
-  for (TypeId id = 1; id < btf.end_id(); ++id) {
-    const TypeView t = btf.type(id);
-    if (t.kind() != Kind::Datasec) continue;
-    for (unsigned i = 0; i < t.vlen(); ++i)
-      if (t.secinfo(i).type == e.id) e.datasec = btf.str(t.name_off());
-  }
-  return e;
-}
-
 void add_externs(const BpfObject& object, const std::vector<ElfFile::Symbol>& symbols, std::vector<KernelRef>& out) {
   const Btf& btf = object.btf();
+  // The object's FUNC or VAR an extern symbol names (libbpf's find_extern_btf_id: the first of either
+  // kind), and the DATASEC that holds it: one pass each, not one per extern.
+  std::unordered_map<std::string_view, TypeId> by_name;
+  std::unordered_map<TypeId, std::string_view> datasec_of;
+  for (TypeId id = 1; id < btf.end_id(); ++id) {
+    const TypeView t = btf.type(id);
+    if (t.kind() == Kind::Var || t.kind() == Kind::Func) by_name.emplace(btf.str(t.name_off()), id);
+    if (t.kind() == Kind::Datasec)
+      for (unsigned i = 0; i < t.vlen(); ++i) datasec_of[t.secinfo(i).type] = btf.str(t.name_off());
+  }
   for (const ElfFile::Symbol& sym : symbols) {
     if (!sym.undefined || sym.type != STT_NOTYPE || (sym.binding != STB_GLOBAL && sym.binding != STB_WEAK)) continue;
-    const ExternBtf e = find_extern(btf, sym.name);
+    const auto found = by_name.find(sym.name);
     // .kconfig externs come from the kernel's config, not its BTF; an extern without BTF or in another
     // section fails libbpf's open, whatever the kernel.
-    if (!e.id || e.datasec != kKsymsSection) continue;
-    const TypeView t = btf.type(e.id);
+    if (found == by_name.end()) continue;
+    const auto sec = datasec_of.find(found->second);
+    if (sec == datasec_of.end() || sec->second != kKsymsSection) continue;
+    const TypeView t = btf.type(found->second);
     KernelRef ref;
     ref.kind = t.kind() == Kind::Func ? KernelRefKind::Kfunc : KernelRefKind::Ksym;
     ref.name = std::string(sym.name);
@@ -202,7 +192,8 @@ void add_struct_ops(const BpfObject& object, std::vector<KernelRef>& out) {
         std::end(kStructOpsSections))
       continue;
     const auto data = object.elf().section(sec_name);
-    const std::vector<std::uint64_t> relocated = object.elf().relocated_offsets(sec_name);
+    std::vector<std::uint64_t> relocated = object.elf().relocated_offsets(sec_name);
+    std::sort(relocated.begin(), relocated.end());
     for (unsigned i = 0; i < sec.vlen(); ++i) {
       const VarSecInfo vsi = sec.secinfo(i);
       const TypeView var = btf.type(vsi.type);
@@ -224,7 +215,7 @@ void add_struct_ops(const BpfObject& object, std::vector<KernelRef>& out) {
         const Member member = st.member(m);
         const std::uint64_t begin = vsi.offset + st.member_bit_offset(member) / 8;
         const std::int64_t size = core::resolve_size(cx, btf, member.type);
-        const bool prog = std::find(relocated.begin(), relocated.end(), begin) != relocated.end();
+        const bool prog = std::binary_search(relocated.begin(), relocated.end(), begin);
         bool set = prog;
         if (data && size > 0 && begin + static_cast<std::uint64_t>(size) <= data->size())
           set = set || std::any_of(data->begin() + static_cast<std::ptrdiff_t>(begin),
