@@ -13,6 +13,7 @@
 #include "libbpf_oracle.h"
 #include "process.h"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -382,6 +383,41 @@ TEST_CASE("a target without functions (a BTF for CO-RE only) decides no kernel r
   const RunResult table = btfslim({"check", object, "--btf", target});
   CHECK(table.status == 0);
   CHECK(table.out.find("PROGRAM / MAP") == std::string::npos);
+}
+
+TEST_CASE("kfuncs and attach targets a module has are found in its BTF, as libbpf looks there", "[check-loader]") {
+  const std::string object = test_object("loader_kfunc_missing");
+  const std::string vmlinux = running_vmlinux();
+  if (!std::filesystem::exists(object) || vmlinux.empty()) {
+    skip("no " + object + " or no running kernel BTF: the module BTF is split on it");
+    return;
+  }
+  // A module's split BTF on the running vmlinux that has what vmlinux lacks: the kfunc loader_kfunc_missing
+  // calls (void (void), as declared there) and a function to attach loader_attach_late's bare program to.
+  BtfPtr base = parse_btf(vmlinux);
+  BtfPtr module(btf__new_empty_split(base.get()));
+  REQUIRE(module != nullptr);
+  const int proto = btf__add_func_proto(module.get(), 0);
+  REQUIRE(proto > 0);
+  REQUIRE(btf__add_func(module.get(), "bpf_btfslim_absent_kfunc", BTF_FUNC_GLOBAL, proto) > 0);
+  REQUIRE(btf__add_func(module.get(), "btfslim_module_function", BTF_FUNC_GLOBAL, proto) > 0);
+  std::uint32_t size = 0;
+  const void* raw = btf__raw_data(module.get(), &size);
+  REQUIRE(raw != nullptr);
+  TempDir dir;
+  const std::string path = dir.file("btfslim_module.btf");
+  write_file(path, std::string(static_cast<const char*>(raw), size));
+
+  const Ours ours = check(object, {"--base", vmlinux, "--btf", path});
+  CHECK(status_of(ours, "kfunc", "bpf_btfslim_absent_kfunc") == "ok");
+  for (const json& r : ours.object["kernel_references"])
+    if (r["kind"] == "kfunc") CHECK_THAT(r.value("resolved", ""), Contains("FUNC bpf_btfslim_absent_kfunc in " + path));
+  CHECK(ours.run.status == 0);
+
+  if (!std::filesystem::exists(test_object("loader_attach_late"))) return;
+  const Ours late = check(test_object("loader_attach_late"),
+                          {"--base", vmlinux, "--btf", path, "--attach-target", "bare=btfslim_module_function"});
+  CHECK(status_of(late, "attach", "btfslim_module_function", "bare") == "ok");
 }
 
 }  // namespace
