@@ -91,6 +91,8 @@ class BpfObject {
   std::uint32_t line_info_count() const { return line_info_count_; }
   const std::vector<ProgramSection>& sections() const { return sections_; }
   std::span<const CoreRelocation> relocations() const { return relocations_; }
+  // The object's ELF, for what a loader reads besides .BTF.ext (symbols, sections, relocations).
+  const ElfFile& elf() const { return *elf_; }
 
   std::string_view access(const CoreRelocation& r) const { return btf_->str(r.access_off); }
   // The function holding the relocated instruction, or nullptr.
@@ -103,6 +105,7 @@ class BpfObject {
   std::string path_;
   std::shared_ptr<const void> keep_;  // the mapped file and ELF the spans point into
   std::shared_ptr<const Btf> btf_;
+  std::shared_ptr<const ElfFile> elf_;
   bool has_ext_ = false;
   std::uint32_t func_info_count_ = 0;
   std::uint32_t line_info_count_ = 0;

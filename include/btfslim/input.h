@@ -68,6 +68,23 @@ class ElfFile {
   };
   std::vector<Function> functions() const;
 
+  // Every symbol of the symbol table but the null one, in table order: what a loader reads besides the
+  // functions (externs: undefined and global or weak; programs' binding). `section` is "" for an
+  // undefined symbol and for one in a special section (absolute, common).
+  struct Symbol {
+    std::string_view name;
+    std::string_view section;
+    std::uint64_t value = 0;
+    std::uint64_t size = 0;
+    std::uint8_t binding = 0;  // STB_LOCAL, STB_GLOBAL, STB_WEAK
+    std::uint8_t type = 0;     // STT_NOTYPE, STT_FUNC, ...
+    bool undefined = false;    // SHN_UNDEF
+    bool executable = false;   // its section is SHF_EXECINSTR
+  };
+  std::vector<Symbol> symbols() const;
+  // The offsets into section `name` that relocation records (SHT_REL or SHT_RELA) patch.
+  std::vector<std::uint64_t> relocated_offsets(std::string_view name) const;
+
  private:
   std::shared_ptr<const FileBytes> file_;
   struct Impl;

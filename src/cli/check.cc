@@ -1,5 +1,6 @@
 // `btfslim check`: will these BPF objects load on these kernels? Resolves every CO-RE relocation of
-// each object against each target as libbpf would, and says what fails where.
+// each object against each target as libbpf would, and what else its load resolves against kernel BTF
+// (kfunc and ksym externs, attach targets, struct_ops maps: loader.h), and says what fails where.
 //
 // Objects are read once; targets one at a time (a btfhub tree holds thousands), each parsed once and
 // indexed once for all objects, then dropped before the next.
@@ -8,6 +9,7 @@
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
+#include "btfslim/loader.h"
 #include "btfslim/targets.h"
 
 #include <dirent.h>
@@ -23,7 +25,23 @@ struct CheckArgs {
   std::string base;
   std::string format = "table";
   bool allow_missing = false;
+  std::vector<std::string> attach_targets;  // PROG=FUNC
+  bool no_attach = false;
 };
+
+// --attach-target PROG=FUNC, split; both sides must be there.
+AttachOptions attach_options(const CheckArgs& args) {
+  AttachOptions options;
+  options.check = !args.no_attach;
+  for (const std::string& arg : args.attach_targets) {
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+      fail("--attach-target", "'{}' is not PROG=FUNC (a program of the objects, and the kernel function, hook, "
+           "tracepoint or iterator its loader attaches it to)", esc(arg));
+    options.targets.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+  }
+  return options;
+}
 
 // The running kernel's module BTFs: libbpf searches them for types vmlinux lacks.
 std::vector<std::shared_ptr<const Btf>> running_modules(const std::shared_ptr<const Btf>& vmlinux) {
@@ -59,6 +77,12 @@ void run_check(const CheckArgs& args) {
   for (const auto& path : args.objects) run.objects.push_back(BpfObject::open(path));
   std::vector<const BpfObject*> objects;
   for (const auto& o : run.objects) objects.push_back(o.get());
+  // What the loader resolves against kernel BTF besides CO-RE: kfuncs, ksyms, attach targets, struct_ops.
+  const AttachOptions attach = attach_options(args);
+  std::vector<bool> used(attach.targets.size());
+  for (const auto& o : run.objects) run.kernel_refs.push_back(kernel_references(*o, attach, &used));
+  for (std::size_t i = 0; i < used.size(); ++i)
+    if (!used[i]) fail("--attach-target", "no program '{}' in the objects", esc(attach.targets[i].first));
 
   const bool running = args.targets.empty();
   std::vector<std::string> targets;
@@ -72,11 +96,14 @@ void run_check(const CheckArgs& args) {
   run.cells.resize(run.objects.size());
   auto check_on = [&](const std::string& t, const CoreTarget& target) {
     const CandidateIndex index(target, objects);
+    const KernelNameIndex names(target, run.kernel_refs);
     run.targets.push_back(t);
     for (std::size_t o = 0; o < objects.size(); ++o) {
       ObjectOnTarget cell;
       cell.results = resolve_object(*objects[o], index);
       cell.guarded = guarded_relocations(*objects[o], cell.results);
+      cell.kernel_refs = resolve_kernel_refs(*objects[o], run.kernel_refs[o], names);
+      cell.kernel_refs_shown = names.has_functions();
       // The target is dropped after this loop: keep the roots that matched, not the paths into it.
       for (CoreResult& r : cell.results) {
         cell.targets.push_back(describe_targets(r));
@@ -114,7 +141,9 @@ void run_check(const CheckArgs& args) {
 void register_check(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "check", "resolve the CO-RE relocations of BPF objects against kernels' BTF, as libbpf would on load");
+      "check",
+      "resolve the CO-RE relocations, kfuncs, ksyms, attach targets and struct_ops of BPF objects against "
+      "kernels' BTF, as libbpf would on load");
   cmd->add_option("objects", args->objects, "BPF object files (.bpf.o)")->required();
   cmd->add_option("--btf", args->targets,
                   "target BTF: a file (raw BTF, vmlinux, .ko), a module name, or a directory of BTF files; "
@@ -126,6 +155,14 @@ void register_check(CLI::App& app) {
   cmd->add_flag("--allow-missing", args->allow_missing,
                 "do not fail on poisoned relocations whose function checks, with a failing existence "
                 "check, that what they read is there");
+  cmd->add_option("--attach-target", args->attach_targets,
+                  "PROG=FUNC: the attach target a loader gives program PROG at run time "
+                  "(bpf_program__set_attach_target), checked instead of the one its section names; repeat for more")
+      ->type_name("PROG=FUNC")
+      ->allow_extra_args(false);
+  cmd->add_flag("--no-attach", args->no_attach,
+                "report attach targets (fentry/, fexit/, fmod_ret/, lsm/, tp_btf/, iter/ sections) without "
+                "counting them in the verdict");
   cmd->callback([args] { run_check(*args); });
 }
 

@@ -270,6 +270,10 @@ bool parse_index(std::string_view& s, std::int64_t& out) {
 
 }  // namespace
 
+int core_types_are_compat(Context& cx, const Btf& local, TypeId local_id, const Btf& target, TypeId target_id) {
+  return types_are_compat(cx, local, local_id, target, target_id, 32);
+}
+
 std::string_view kind_word(Kind k) {
   switch (k) {
     case Kind::Struct:

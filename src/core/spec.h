@@ -81,6 +81,10 @@ bool skip_mods_and_typedefs(const Btf& btf, TypeId id, TypeId& result);
 // btf__resolve_size: bytes of a type, or a negative errno.
 std::int64_t resolve_size(Context& cx, const Btf& btf, TypeId id);
 
+// libbpf's bpf_core_types_are_compat: the relaxed structural check it also holds kfunc prototypes and
+// typed ksyms to (names not compared, any composite ~ any composite, ints of any size).
+int core_types_are_compat(Context& cx, const Btf& local, TypeId local_id, const Btf& target, TypeId target_id);
+
 int parse_spec(Context& cx, const Btf& local, const CoreRelocation& r, std::string_view access, Spec& spec);
 int spec_match(Context& cx, const Spec& local, const Btf& target, TypeId target_id, Spec& out);
 

@@ -117,3 +117,84 @@ bool ElfFile::is_kernel_module() const {
 }
 
 }  // namespace btfslim
+
+namespace btfslim {
+
+std::vector<ElfFile::Symbol> ElfFile::symbols() const {
+  std::vector<Symbol> out;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
+    if (shdr.sh_type != SHT_SYMTAB) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) fail(path(), "cannot read the symbol table: {}", elf_errmsg(-1));
+    const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+    for (std::size_t i = 1; i < count; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym)) fail(path(), "invalid symbol {}: {}", i, elf_errmsg(-1));
+      const char* name = elf_strptr(impl_->elf, shdr.sh_link, sym.st_name);
+      if (!name) fail(path(), "symbol {} has an invalid name", i);
+      Symbol s;
+      s.name = name;
+      s.value = sym.st_value;
+      s.size = sym.st_size;
+      s.binding = static_cast<std::uint8_t>(GELF_ST_BIND(sym.st_info));
+      s.type = static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info));
+      s.undefined = sym.st_shndx == SHN_UNDEF;
+      if (!s.undefined && sym.st_shndx < SHN_LORESERVE) {
+        Elf_Scn* in = elf_getscn(impl_->elf, sym.st_shndx);
+        GElf_Shdr in_hdr;
+        const char* section =
+            in && gelf_getshdr(in, &in_hdr) ? elf_strptr(impl_->elf, impl_->shstrndx, in_hdr.sh_name) : nullptr;
+        if (!section) fail(path(), "symbol {} has an invalid section", i);
+        s.section = section;
+        s.executable = (in_hdr.sh_flags & SHF_EXECINSTR) != 0;
+      }
+      out.push_back(s);
+    }
+    break;
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> ElfFile::relocated_offsets(std::string_view name) const {
+  // The index of the section, then the relocation sections that apply to it (sh_info).
+  std::size_t target = 0;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
+    const char* sname = elf_strptr(impl_->elf, impl_->shstrndx, shdr.sh_name);
+    if (sname && name == sname) {
+      target = elf_ndxscn(scn);
+      break;
+    }
+  }
+  std::vector<std::uint64_t> out;
+  if (target == 0) return out;
+  scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
+    if ((shdr.sh_type != SHT_REL && shdr.sh_type != SHT_RELA) || shdr.sh_info != target) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) fail(path(), "cannot read relocations for {}: {}", esc(name), elf_errmsg(-1));
+    const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (shdr.sh_type == SHT_REL) {
+        GElf_Rel rel;
+        if (!gelf_getrel(data, static_cast<int>(i), &rel)) fail(path(), "invalid relocation {}: {}", i, elf_errmsg(-1));
+        out.push_back(rel.r_offset);
+      } else {
+        GElf_Rela rela;
+        if (!gelf_getrela(data, static_cast<int>(i), &rela))
+          fail(path(), "invalid relocation {}: {}", i, elf_errmsg(-1));
+        out.push_back(rela.r_offset);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace btfslim

@@ -88,7 +88,9 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
     const ObjectOnTarget& cell = run.cells[o][0];
     out.print("{} on {}\n", esc(obj.path()), esc(run.targets[0]));
     if (const auto note = nothing_to_do(obj); !note.empty()) {
-      out.print("  {}\n\n", note);
+      out.print("  {}\n", note);
+      print_kernel_refs(run, o, out);
+      out.put('\n');
       continue;
     }
     // Column widths from the rows, so that long accessors do not break the table.
@@ -112,7 +114,9 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
                 cell.targets[i].empty() ? "-" : cell.targets[i]);
       if (!r.reason.empty() && r.status != CoreStatus::Ok) out.print("  {:<{}}  {}\n", "", pw + 7, r.reason);
     }
-    out.print("{}: {} relocations: {}\n\n", esc(obj.path()), relos.size(), summary(tally(run, cell)));
+    out.print("{}: {} relocations: {}\n", esc(obj.path()), relos.size(), summary(tally(run, cell)));
+    print_kernel_refs(run, o, out);
+    out.put('\n');
   }
 }
 
@@ -131,9 +135,9 @@ void print_matrix(const CheckRun& run, OutputBuffer& out) {
     for (std::size_t o = 0; o < run.objects.size(); ++o) {
       const BpfObject& obj = *run.objects[o];
       const Tally tl = tally(run, run.cells[o][t]);
-      std::string cell = !nothing_to_do(obj).empty() ? "-"
-                         : tl.failing == 0                ? "ok"
-                                                          : fmt::format("{} failing", tl.failing);
+      const std::size_t failing = tl.failing + kernel_refs_failing(run, o, run.cells[o][t]);
+      const bool nothing = !nothing_to_do(obj).empty() && !kernel_refs_checked(run, o, run.cells[o][t]);
+      std::string cell = nothing ? "-" : failing == 0 ? "ok" : fmt::format("{} failing", failing);
       out.print("  {:<{}}", cell, std::max<std::size_t>(objects[o].size(), 12));
     }
     out.put('\n');
@@ -156,6 +160,7 @@ void print_matrix(const CheckRun& run, OutputBuffer& out) {
                   cell.guarded[i] ? " (guarded: --allow-missing excuses it)" : "", r.reason.empty() ? "" : ": ",
                   r.reason);
       }
+      print_failing_kernel_refs(run, o, t, fmt::format("\n{} on {}:\n", objects[o], targets[t]), header, out);
     }
   }
 }
@@ -232,6 +237,9 @@ bool check_failed(const CheckRun& run) {
     for (const ObjectOnTarget& cell : run.cells[o])
       for (std::size_t i = 0; i < cell.results.size(); ++i)
         if (relocation_fails(run, cell.results[i], cell.guarded[i])) return true;
+  for (std::size_t o = 0; o < run.objects.size(); ++o)
+    for (const ObjectOnTarget& cell : run.cells[o])
+      if (kernel_refs_failing(run, o, cell) != 0) return true;
   return false;
 }
 
@@ -295,6 +303,7 @@ void print_check_json(const CheckRun& run, OutputBuffer& out) {
       j.end_object();
     }
     j.end_array();
+    json_kernel_refs(j, run, o);
     j.end_object();
   }
   j.end_array();
