@@ -6,6 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh build
+# A second, real kernel for the tests of split BTF on the wrong base (fetched once; skips offline).
+./scripts/fetch-test-kernel.sh
 
 # The sanitized build needs only the binary and the in-process unit tests.
 if [ ! -f build-asan/build.ninja ]; then

@@ -6,7 +6,8 @@
 // views below can read without checks. Both byte orders are read in place; a view swaps on each load.
 //
 // Split BTF (a module on vmlinux) continues its base's type ids and string offsets: ids below
-// `first_id()` and string offsets below `string_base()` resolve in the base.
+// `first_id()` and string offsets below `string_base()` resolve in the base. Parsing refuses split BTF
+// that does not fit the base it is given (btf.cc says how it tells).
 #pragma once
 
 #include "btfslim/memory.h"
@@ -240,6 +241,8 @@ class Btf {
   // Returns the largest name offset and type id the records hold.
   std::pair<std::uint32_t, TypeId> index_types(RecordNames* names);
   void check_references(TypeId id, const TypeView& t) const;
+  // Split BTF: that every name below the base's strings starts one of them and every id exists.
+  void check_fits_base(std::uint32_t max_name, TypeId max_ref) const;
 
   std::string name_;
   std::shared_ptr<const void> owner_;

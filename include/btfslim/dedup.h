@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,12 +52,22 @@ struct DedupResult {
   std::vector<DuplicatedType> duplicates;
 
   std::uint64_t removed_types() const { return before.types - after.types; }
+
+  // A BPF object's .BTF.ext, given to libbpf with its .BTF: its records, whose strings libbpf keeps and
+  // whose type ids it moves with the types (none when no .BTF.ext was given).
+  struct Ext {
+    std::uint32_t func_info = 0, line_info = 0, core_relo = 0;
+  };
+  std::optional<Ext> ext;
 };
 
 // Merges `inputs` in order (all standalone, or all split on one base) into one BTF and has libbpf
-// deduplicate it, in the first input's byte order. Throws InputError naming the file when the inputs
-// cannot be merged or libbpf fails, with libbpf's errno.
-DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs);
+// deduplicate it, in the first input's byte order. `ext`, the .BTF.ext of a single input (a .bpf.o),
+// goes to btf__dedup with it, as libbpf's linker does: what .BTF.ext names is then kept, and a type is
+// removed only where .BTF.ext can follow it to the copy that stays. (A merge of several inputs belongs
+// to none of their .BTF.ext.) Throws InputError naming the file when the inputs cannot be merged or
+// libbpf fails, with libbpf's errno.
+DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs, std::span<const std::uint8_t> ext = {});
 
 // Puts the `top` largest duplicated types first, in order: largest bytes_freed first, then most copies
 // removed, kind, name. The rest follow in no particular order (all are ordered when `top` covers them):

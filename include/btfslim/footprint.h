@@ -8,9 +8,14 @@
 // its offset to its NUL, or to the next referenced offset when one points into its middle (a suffix
 // shared by another string), so that extents never overlap. For split BTF only the split part's own
 // strings are measured; names that resolve in the base cost the module nothing.
+//
+// A BPF object's .BTF.ext names strings of .BTF too (line info, CO-RE access strings, section names).
+// Bytes that no type names but .BTF.ext does are .BTF.ext's, in rows of their own, not unreferenced:
+// types keep what they name, and .BTF.ext is given what only it needs.
 #pragma once
 
 #include "btfslim/btf.h"
+#include "btfslim/btf_ext.h"
 #include "btfslim/graph.h"
 #include "btfslim/kernel_memory.h"
 #include "btfslim/memory.h"
@@ -24,11 +29,13 @@ namespace btfslim {
 struct StringAttribution {
   ZeroedArray<double> per_type;        // string bytes of each own type, indexed by id - first_id()
   std::uint64_t referenced_bytes = 0;  // sum of per_type (exact; per_type holds the fractions)
-  std::uint64_t unreferenced_bytes = 0;  // own string bytes no type names, the leading "" included
+  std::uint64_t unreferenced_bytes = 0;  // own string bytes nothing names, the leading "" included
+  std::array<std::uint64_t, kExtUses> ext_bytes{};  // bytes no type names that .BTF.ext does, per use
 };
 
-// `names`: the records' names, where Btf::parse collected them (else they are collected here).
-StringAttribution attribute_strings(const Btf& btf, RecordNames names = {});
+// `names`: the records' names, where Btf::parse collected them (else they are collected here); `ext`:
+// what the object's .BTF.ext names, where there is one.
+StringAttribution attribute_strings(const Btf& btf, RecordNames names = {}, const BtfExtReferences* ext = nullptr);
 
 struct KindFootprint {
   std::uint32_t count = 0;
@@ -44,6 +51,8 @@ struct FileFootprint {
   std::uint64_t gap_bytes = 0;     // bytes in the blob outside the header and both sections
   std::uint64_t referenced_string_bytes = 0;
   std::uint64_t unreferenced_string_bytes = 0;
+  std::array<std::uint64_t, kExtUses> ext_string_bytes{};  // StringAttribution::ext_bytes
+  bool has_ext = false;  // the object has a .BTF.ext
   std::uint32_t type_count = 0;
   std::array<KindFootprint, kMaxKind + 1> kinds{};
 };
@@ -67,8 +76,9 @@ struct Footprint {
   KernelMemory kernel;
 
   // strings.per_type, own, the graph, the dominators and retained are left empty at Depth::Kinds.
-  // `names`: as for attribute_strings.
-  explicit Footprint(const Btf& btf, Depth depth = Depth::Full, RecordNames names = {});
+  // `names`, `ext`: as for attribute_strings.
+  explicit Footprint(const Btf& btf, Depth depth = Depth::Full, RecordNames names = {},
+                     const BtfExtReferences* ext = nullptr);
 };
 
 }  // namespace btfslim

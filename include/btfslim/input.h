@@ -105,12 +105,18 @@ ResolvedInput resolve_input(std::string_view arg);
 struct LoadOptions {
   std::string base;             // --base: the BTF a split input continues ("" = none, or automatic)
   RecordNames* names = nullptr;  // where given, the input's names (not its base's), collected while indexing
+  // Where given, set to the ELF input's .BTF.ext section (empty when it has none), which lives as long
+  // as the Btf returned.
+  std::span<const std::uint8_t>* ext = nullptr;
 };
 
-// Loads the BTF in a raw BTF file or an ELF file's .BTF section, with its base where it is split.
+// Loads the BTF in a raw BTF file or an ELF file's .BTF section, with its base where it is split. A
+// .ko with no --base is read on the running vmlinux, and refused when its .modinfo names another
+// release; split BTF that does not fit its base is refused (Btf::parse).
 std::shared_ptr<const Btf> load_btf(std::string_view arg, const LoadOptions& options = {});
 
-// Loads BTF from a resolved path with an explicit base (nullptr for none).
-std::shared_ptr<const Btf> load_btf_file(const std::string& path, std::shared_ptr<const Btf> base);
+// Loads BTF from a resolved path with an explicit base (nullptr for none); `ext` as in LoadOptions.
+std::shared_ptr<const Btf> load_btf_file(const std::string& path, std::shared_ptr<const Btf> base,
+                                         std::span<const std::uint8_t>* ext = nullptr);
 
 }  // namespace btfslim

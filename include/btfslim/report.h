@@ -35,6 +35,9 @@ struct MeasureOptions {
 
 void print_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& options, OutputBuffer& out);
 
+// The row of the strings only .BTF.ext names for one use: "[.BTF.ext line info]".
+std::string ext_row_label(ExtUse use);
+
 // The footprint fields of one type, inside an open JSON object: id, kind, name, record_bytes,
 // string_bytes, own_bytes, retained_bytes.
 void json_type_footprint(JsonWriter& w, const Btf& btf, const Footprint& fp, TypeId id);

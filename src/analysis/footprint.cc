@@ -15,12 +15,18 @@
 // - pass 2 walks the list once, sums the weights per record and the records' sums per kind.
 // Offsets that name no string of this BTF (0, or the base's strings) rank one past the last, whose
 // weight is 0, so that pass 2 needs no branch for them. Nothing is allocated per type.
+//
+// What .BTF.ext names (a BPF object's line info, access strings, section names) is attributed after
+// the sweep, to the bytes the types left: types keep exactly what they had.
 #include "btfslim/footprint.h"
 #include "btfslim/memory.h"
 #include "records.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -120,9 +126,42 @@ RecordNames collect_names(const Btf& btf) {
   return names;
 }
 
+// The bytes that no type names but .BTF.ext does, per use. A string's bytes from its first named offset
+// to its NUL are the types' (their extents tile that run); an offset .BTF.ext names before that, or in
+// a string no type names, gives the use that names it first (in position order, then use order) the
+// bytes up to the types' first offset or through the NUL. Strings are walked once each.
+std::array<std::uint64_t, kExtUses> attribute_ext(std::span<const std::uint8_t> strings, std::uint32_t string_base,
+                                                  const ZeroedArray<std::uint64_t>& named,
+                                                  const BtfExtReferences& ext) {
+  const auto len = static_cast<std::uint32_t>(strings.size());
+  std::vector<std::pair<std::uint32_t, std::uint8_t>> at;  // position in the section, use
+  for (std::size_t use = 0; use < kExtUses; ++use)
+    for (const std::uint32_t off : ext.strings[use])
+      if (off >= string_base && off - string_base < len) at.emplace_back(off - string_base, static_cast<std::uint8_t>(use));
+  std::sort(at.begin(), at.end());
+  auto named_at = [&](std::uint32_t i) { return (named[i / 64] >> (i % 64)) & 1; };
+  std::array<std::uint64_t, kExtUses> out{};
+  std::uint32_t done = 0;  // positions below this are attributed already
+  for (const auto& [p, use] : at) {
+    if (p < done) continue;
+    std::uint32_t start = p;
+    while (start > 0 && strings[start - 1] != 0) --start;
+    bool typed_before = false;
+    for (std::uint32_t i = start; i < p && !typed_before; ++i) typed_before = named_at(i);
+    std::uint32_t nul = p;
+    while (strings[nul] != 0) ++nul;  // the section ends in a NUL
+    std::uint32_t typed = p;  // the first byte the types hold from here, or one past the NUL
+    while (typed <= nul && !named_at(typed)) ++typed;
+    if (!typed_before) out[use] += typed - p;
+    done = nul + 1;
+  }
+  return out;
+}
+
 // The string totals, every type's share where `per_type` is set, and, where `kinds` is given, the
 // per-kind counts and sums.
-StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds, RecordNames names) {
+StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds, RecordNames names,
+                            const BtfExtReferences* ext) {
   StringAttribution out;
   if (per_type) out.per_type = ZeroedArray<double>::for_overwrite(btf.own_count());
   const auto strings = btf.string_section();
@@ -196,7 +235,10 @@ StringAttribution attribute(const Btf& btf, bool per_type, FileFootprint* kinds,
       }
     }
   }
-  out.unreferenced_bytes = len - out.referenced_bytes;
+  if (ext) out.ext_bytes = attribute_ext(strings, btf.string_base(), named, *ext);
+  std::uint64_t ext_total = 0;
+  for (const std::uint64_t b : out.ext_bytes) ext_total += b;
+  out.unreferenced_bytes = len - out.referenced_bytes - ext_total;
 
   // Pass 2: each type's share, the names' weights summed in record order, and each kind's sum of its
   // types' shares, also in record order (so that every way of measuring adds the same doubles alike).
@@ -223,17 +265,18 @@ FileFootprint file_figures(const Btf& btf) {
 void add_strings(FileFootprint& f, const StringAttribution& strings) {
   f.referenced_string_bytes = strings.referenced_bytes;
   f.unreferenced_string_bytes = strings.unreferenced_bytes;
+  f.ext_string_bytes = strings.ext_bytes;
 }
 
 }  // namespace
 
-StringAttribution attribute_strings(const Btf& btf, RecordNames names) {
-  return attribute(btf, true, nullptr, std::move(names));
+StringAttribution attribute_strings(const Btf& btf, RecordNames names, const BtfExtReferences* ext) {
+  return attribute(btf, true, nullptr, std::move(names), ext);
 }
 
 FileFootprint measure_file(const Btf& btf) {
   FileFootprint f = file_figures(btf);
-  add_strings(f, attribute(btf, false, &f, {}));
+  add_strings(f, attribute(btf, false, &f, {}, nullptr));
   return f;
 }
 
@@ -250,16 +293,17 @@ FileFootprint measure_file(const Btf& btf, const StringAttribution& strings) {
   return f;
 }
 
-Footprint::Footprint(const Btf& btf, Depth depth, RecordNames names)
+Footprint::Footprint(const Btf& btf, Depth depth, RecordNames names, const BtfExtReferences* ext)
     : file(file_figures(btf)), kernel(kernel_memory(btf)) {
+  file.has_ext = ext != nullptr;
   if (depth == Depth::Kinds) {
-    add_strings(file, attribute(btf, false, &file, std::move(names)));
+    add_strings(file, attribute(btf, false, &file, std::move(names), ext));
     return;
   }
   // One step after the other, not on two threads, and `own` only at the end: what is live at the
   // busiest moment (the dominators' working arrays, beside the type offsets and the string shares) is
   // then as little as it gets, 6.6 MB for vmlinux (memory.h).
-  strings = attribute(btf, true, &file, std::move(names));
+  strings = attribute(btf, true, &file, std::move(names), ext);
   add_strings(file, strings);
   graph = TypeGraph(btf);
   dominators = compute_dominators(graph);

@@ -5,6 +5,13 @@
 // the string section ends in NUL, that each record's trailing data fits, that every kind is known, and
 // that every name offset and type id a record holds is in range. After that, `TypeView` and `str()`
 // read without checks. Reference *loops* are legal to encode and are left to the code that walks them.
+//
+// Split BTF is also checked against its base. Read on a base other than the one it was built on, it
+// still parses: its ids and string offsets are only numbers, and in a larger base most of them land
+// somewhere. What gives it away, cheaply, is a name below the base's string size that does not start
+// one of the base's strings (pahole and libbpf only ever point at whole strings, and share none by
+// suffix), or a type id past the last type. Either is refused as a base that does not fit, in one
+// line that says to pass the right one.
 #include "btfslim/btf.h"
 
 #include "btfslim/error.h"
@@ -73,6 +80,7 @@ std::shared_ptr<const Btf> Btf::parse(std::string name, std::shared_ptr<const vo
   // Indexing notes the largest name offset and type id any record holds; only when one is out of range
   // does the slower walk run, to name the first offending record.
   const auto [max_name, max_ref] = btf->index_types(names);
+  if (btf->base_) btf->check_fits_base(max_name, max_ref);
   if (max_name >= btf->string_end() || max_ref >= btf->end_id())
     for (TypeId id = btf->first_id_; id < btf->end_id(); ++id) btf->check_references(id, btf->type(id));
   return btf;
@@ -218,10 +226,49 @@ std::pair<std::uint32_t, TypeId> Btf::index_types(RecordNames* names) {
              : index_records<false, true>(types_, first_id_, name_, offsets_, names, string_base_, strings);
 }
 
+namespace {
+
+constexpr std::string_view kNameLabel[] = {"name", "member name", "enumerator name", "parameter name"};
+constexpr std::string_view kRefLabel[] = {"its type",        "its element type", "its index type", "a member",
+                                          "its return type", "a parameter",      "a variable"};
+
+}  // namespace
+
+void Btf::check_fits_base(std::uint32_t max_name, TypeId max_ref) const {
+  auto misfit = [&](TypeId id, const TypeView& t, const std::string& why) {
+    fail(name_, "split BTF built on another base than {} (type [{}] {}: {}): pass the BTF it was built on with --base",
+         esc(base_->name()), id, kind_name(t.kind()), why);
+  };
+  // A walk of the own records, each decoded once, reading one byte of the base per name below its
+  // strings; the ids only when one is out of range.
+  const bool refs_in_range = max_ref < end_id();
+  const bool names_in_range = max_name < string_end();
+  for (TypeId id = first_id_; id < end_id(); ++id) {
+    const TypeView t = type(id);
+    for_each_field(
+        t.info(),
+        [&](std::uint32_t at, NameRole role) {
+          const std::uint32_t off = order_.u32(t.data() + at);
+          if (off == 0) return;
+          const std::string_view label = kNameLabel[static_cast<unsigned>(role)];
+          if (off < string_base_) {
+            if (base_->c_str(off - 1)[0] != 0)
+              misfit(id, t, fmt::format("{} offset {} points into the middle of a string of the base", label, off));
+          } else if (!names_in_range && off >= string_end()) {
+            misfit(id, t, fmt::format("{} offset {} is past the end of the strings ({} bytes)", label, off, string_end()));
+          }
+        },
+        [&](std::uint32_t at, RefRole role) {
+          if (refs_in_range) return;
+          const TypeId ref = order_.u32(t.data() + at);
+          if (ref >= end_id())
+            misfit(id, t, fmt::format("{} refers to type {}, past the last type [{}]", kRefLabel[static_cast<unsigned>(role)],
+                                      ref, end_id() - 1));
+        });
+  }
+}
+
 void Btf::check_references(TypeId id, const TypeView& t) const {
-  static constexpr std::string_view kNameLabel[] = {"name", "member name", "enumerator name", "parameter name"};
-  static constexpr std::string_view kRefLabel[] = {"its type",        "its element type", "its index type", "a member",
-                                                   "its return type", "a parameter",      "a variable"};
   const Kind kind = t.kind();
   const char* hint = base_ ? "" : "; is this split BTF? pass --base";
   for_each_field(

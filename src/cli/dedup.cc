@@ -20,16 +20,25 @@ struct DedupArgs {
   std::size_t top = 10;
 };
 
+struct Inputs {
+  std::vector<std::shared_ptr<const Btf>> btfs;
+  std::vector<std::span<const std::uint8_t>> exts;  // each one's .BTF.ext, empty when none
+};
+
 // Each input on the one base: --base for all of them, else each as `load_btf` opens it (a .ko or a
 // module under /sys/kernel/btf on the running vmlinux).
-std::vector<std::shared_ptr<const Btf>> load_inputs(const DedupArgs& args) {
+Inputs load_inputs(const DedupArgs& args) {
   std::vector<std::string> names = args.inputs;
   if (names.empty()) names.push_back("");  // the running kernel
-  std::vector<std::shared_ptr<const Btf>> inputs;
+  Inputs inputs;
   std::shared_ptr<const Btf> base;
   if (!args.base.empty()) base = load_btf_file(resolve_input(args.base).path, nullptr);
-  for (const std::string& name : names)
-    inputs.push_back(base ? load_btf_file(resolve_input(name).path, base) : load_btf(name));
+  for (const std::string& name : names) {
+    std::span<const std::uint8_t> ext;
+    inputs.btfs.push_back(base ? load_btf_file(resolve_input(name).path, base, &ext)
+                               : load_btf(name, LoadOptions{.ext = &ext}));
+    inputs.exts.push_back(ext);
+  }
   return inputs;
 }
 
@@ -51,10 +60,12 @@ void refuse_overwriting_an_input(const std::string& output, const std::vector<st
 void run_dedup(const DedupArgs& args) {
   if (args.output.empty() && !args.check)
     fail("dedup", "-o OUT is required (or --check, which writes nothing)");
-  const auto inputs = load_inputs(args);
+  const Inputs loaded = load_inputs(args);
+  const auto& inputs = loaded.btfs;
   if (!args.output.empty()) refuse_overwriting_an_input(args.output, inputs);
 
-  DedupResult result = dedup(inputs);
+  // One BPF object: its .BTF.ext goes along, so that dedup removes only what the object can lose.
+  DedupResult result = dedup(inputs, inputs.size() == 1 ? loaded.exts.front() : std::span<const std::uint8_t>());
 
   DedupReportOptions options;
   options.output = args.output;

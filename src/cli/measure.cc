@@ -1,5 +1,6 @@
 // `btfslim measure`: where the bytes of a BTF go, what each type pulls in and keeps alive, and what
 // the kernel keeps in memory for it.
+#include "btfslim/btf_ext.h"
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/footprint.h"
@@ -9,6 +10,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace btfslim::cli {
 namespace {
@@ -36,8 +38,10 @@ Format parse_format(const std::string& f) {
   return f == "json" ? Format::Json : f == "csv" ? Format::Csv : Format::Table;
 }
 
-// Module BTFs named on the command line, or every module under /sys/kernel/btf, sorted by name.
-std::vector<std::string> module_paths(const std::vector<std::string>& given) {
+// Module BTFs named on the command line, or every module under /sys/kernel/btf, sorted by name. CLI11
+// gives a bare --modules as one empty value.
+std::vector<std::string> module_paths(std::vector<std::string> given) {
+  std::erase(given, std::string());
   if (!given.empty()) return given;
   std::vector<std::string> paths;
   const std::string dir(kSysBtfDir);
@@ -48,6 +52,8 @@ std::vector<std::string> module_paths(const std::vector<std::string>& given) {
     if (name != "." && name != ".." && name != "vmlinux") paths.push_back(dir + "/" + name);
   }
   ::closedir(d);
+  if (paths.empty())
+    fail(dir, "holds no module BTF (no module with BTF is loaded, or the kernel has none): name module files after --modules");
   std::sort(paths.begin(), paths.end());
   return paths;
 }
@@ -97,12 +103,17 @@ void run_measure(const MeasureArgs& args) {
   }
 
   RecordNames names;
-  const auto btf = load_btf(args.in.input, {args.in.base, &names});
+  std::span<const std::uint8_t> ext_section;
+  const auto btf = load_btf(args.in.input, {args.in.base, &names, &ext_section});
+  // A BPF object's .BTF.ext names strings of its own: they are its, not unreferenced.
+  std::optional<BtfExtReferences> ext;
+  if (!ext_section.empty()) ext = read_btf_ext_references(*btf, ext_section, btf->name() + ": .BTF.ext");
   // The per-kind roll-up needs no reference graph; everything else does.
   const bool kinds_roll_up = o.by == MeasureBy::Kind || (o.by == MeasureBy::KindsAndTypes && format == Format::Csv);
   const bool kinds_only = kinds_roll_up && format != Format::Json && args.svg.empty() && args.type.empty() &&
                           without.empty();
-  const Footprint fp(*btf, kinds_only ? Footprint::Depth::Kinds : Footprint::Depth::Full, std::move(names));
+  const Footprint fp(*btf, kinds_only ? Footprint::Depth::Kinds : Footprint::Depth::Full, std::move(names),
+                     ext ? &*ext : nullptr);
   if (!args.svg.empty()) write_file_atomically(args.svg, render_svg(*btf, fp));
   if (!args.type.empty())
     print_type_detail(*btf, fp, args.type, format, out);

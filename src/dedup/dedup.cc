@@ -21,16 +21,25 @@
 //   a million types on each side must cost little next to btf__dedup itself. When no type at all went
 //   (an already deduplicated vmlinux), the per-name pass is skipped.
 //
+// - A BPF object's .BTF.ext names strings of its .BTF (line info, access strings, section names) and
+//   types (func_info's FUNCs, relocations' local types). Deduplicated alone, libbpf would drop those
+//   strings as unreferenced and renumber the types under it. Given to btf__dedup (opts.btf_ext), as
+//   libbpf's linker does, it is rewritten with the types and its strings are kept: what is reported
+//   removed is then what can go without breaking the object. libbpf 1.1.2 reads .BTF.ext only in the
+//   host's byte order, so a foreign one is swapped first.
+//
 // libbpf's output is parsed again by our own reader before anything is reported or written: libbpf's
 // bytes are what is written, and the reader would refuse them if they were not valid BTF.
 #include "btfslim/dedup.h"
 
+#include "btfslim/btf_ext.h"
 #include "btfslim/error.h"
 #include "btfslim/libbpf.h"
 
 #include <bpf/btf.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -131,9 +140,30 @@ Merged merge(const std::vector<std::shared_ptr<const Btf>>& inputs) {
   return m;
 }
 
-// Runs btf__dedup; on failure names the input that fails alone, or all of them.
-void dedup_or_fail(struct btf* btf, const std::vector<std::shared_ptr<const Btf>>& inputs) {
-  const int err = btf__dedup(btf, nullptr);
+struct BtfExtDeleter {
+  void operator()(struct btf_ext* e) const { btf_ext__free(e); }
+};
+using LibbpfBtfExtPtr = std::unique_ptr<struct btf_ext, BtfExtDeleter>;
+
+// libbpf's copy of an object's .BTF.ext, in the host's byte order.
+LibbpfBtfExtPtr libbpf_ext(const Btf& btf, std::span<const std::uint8_t> ext) {
+  const bool host_big = std::endian::native == std::endian::big;
+  std::vector<std::uint8_t> swapped;
+  if (btf.big_endian() != host_big) {
+    swapped = btf_ext_in_host_order(ext);
+    ext = swapped;
+  }
+  errno = 0;
+  struct btf_ext* e = btf_ext__new(ext.data(), static_cast<__u32>(ext.size()));
+  if (!e) fail(btf.name() + ": .BTF.ext", "libbpf cannot read it: {}", errno_text(errno));
+  return LibbpfBtfExtPtr(e);
+}
+
+// Runs btf__dedup (rewriting `ext` with the types, where given); on failure names the input that fails
+// alone, or all of them.
+void dedup_or_fail(struct btf* btf, struct btf_ext* ext, const std::vector<std::shared_ptr<const Btf>>& inputs) {
+  LIBBPF_OPTS(btf_dedup_opts, opts, .btf_ext = ext);
+  const int err = btf__dedup(btf, &opts);
   if (err == 0) return;
   if (inputs.size() > 1) {
     for (const auto& input : inputs) {
@@ -278,8 +308,9 @@ void rank_duplicates(std::vector<DuplicatedType>& duplicates, std::size_t top) {
   std::sort(duplicates.begin(), duplicates.begin() + static_cast<std::ptrdiff_t>(top), larger);
 }
 
-DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs) {
+DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs, std::span<const std::uint8_t> ext) {
   if (inputs.empty()) fail("dedup", "no input");
+  if (!ext.empty() && inputs.size() != 1) fail("dedup", "a .BTF.ext goes with one input only");
   const Btf& first = *inputs.front();
   for (const auto& input : inputs) {
     if (input->is_split() != first.is_split())
@@ -290,8 +321,15 @@ DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs) {
            esc(input->base()->name()), esc(first.name()), esc(first.base()->name()));
   }
 
+  DedupResult r;
+  LibbpfBtfExtPtr libbpf_btf_ext;
+  if (!ext.empty()) {
+    const BtfExtReferences refs = read_btf_ext_references(first, ext, first.name() + ": .BTF.ext");
+    r.ext = DedupResult::Ext{refs.func_info, refs.line_info, refs.core_relo};
+    libbpf_btf_ext = libbpf_ext(first, ext);
+  }
   Merged merged = merge(inputs);
-  dedup_or_fail(merged.btf.get(), inputs);
+  dedup_or_fail(merged.btf.get(), libbpf_btf_ext.get(), inputs);
   btf__set_endianness(merged.btf.get(), first.big_endian() ? BTF_BIG_ENDIAN : BTF_LITTLE_ENDIAN);
   __u32 size = 0;
   const void* data = btf__raw_data(merged.btf.get(), &size);
@@ -299,7 +337,6 @@ DedupResult dedup(const std::vector<std::shared_ptr<const Btf>>& inputs) {
 
   // The parsed output owns libbpf's BTF, whose buffer its bytes are.
   auto owner = std::make_shared<Merged>(std::move(merged));
-  DedupResult r;
   r.output = Btf::parse(first.name() + " (deduplicated)", owner,
                         {static_cast<const std::uint8_t*>(data), size}, first.base_shared());
 

@@ -1,9 +1,18 @@
 // From what the user typed to a parsed Btf with its base.
+//
+// A .ko's BTF is split on the vmlinux it was built with; with no --base we take the running kernel's,
+// which is right only for a module of the running kernel. Its `.modinfo` says which kernel that is
+// (vermagic=RELEASE ...): a module of another release is refused before its BTF is read, naming both
+// releases. Whatever else is read on the wrong base is caught by Btf::parse's fit check.
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
 
 namespace btfslim {
 namespace {
@@ -30,13 +39,51 @@ struct BtfSource {
   std::shared_ptr<const void> owner;
   std::span<const std::uint8_t> bytes;
   bool kernel_module = false;
+  std::string_view release;  // a module's: the first word of .modinfo's vermagic, "" when none
+  std::span<const std::uint8_t> ext;  // an ELF file's .BTF.ext, empty when none
 };
+
+// The release a module was built for: the first word of `vermagic=` among .modinfo's NUL-separated
+// key=value strings.
+std::string_view module_release(const ElfFile& elf) {
+  const auto modinfo = elf.section(".modinfo");
+  if (!modinfo) return {};
+  const std::string_view all(reinterpret_cast<const char*>(modinfo->data()), modinfo->size());
+  constexpr std::string_view kKey = "vermagic=";
+  for (std::size_t at = 0; at < all.size();) {
+    const std::size_t end = std::min(all.find('\0', at), all.size());
+    const std::string_view entry = all.substr(at, end - at);
+    if (entry.starts_with(kKey)) {
+      const std::string_view value = entry.substr(kKey.size());
+      return value.substr(0, value.find(' '));
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
+std::string running_release() {
+  struct utsname u {};
+  return ::uname(&u) == 0 ? std::string(u.release) : std::string();
+}
+
+// The running vmlinux as the implicit base, parsed once while anything still holds it: `measure
+// --modules` reads a thousand modules on it. Batches load on several threads.
+std::shared_ptr<const Btf> running_base(std::string_view why) {
+  static std::mutex mutex;
+  static std::weak_ptr<const Btf> cached;
+  const std::scoped_lock lock(mutex);
+  if (auto base = cached.lock()) return base;
+  auto base = load_btf_file(running_vmlinux(why), nullptr);
+  cached = base;
+  return base;
+}
 
 BtfSource read_source(const std::string& path) {
   auto file = FileBytes::open(path);
   if (!ElfFile::has_elf_magic(file->bytes())) {
     file->prefetch(file->bytes());
-    return {file, file->bytes(), false};
+    return {file, file->bytes(), false, {}, {}};
   }
   auto elf = std::make_shared<ElfFile>(file);
   auto btf = elf->section(".BTF");
@@ -44,7 +91,9 @@ BtfSource read_source(const std::string& path) {
   if (btf->empty()) fail(path, "ELF section .BTF is empty");
   file->prefetch(*btf);
   const bool module = elf->is_kernel_module();
-  return {elf, *btf, module};
+  const std::string_view release = module ? module_release(*elf) : std::string_view();
+  const auto ext = elf->section(".BTF.ext");
+  return {elf, *btf, module, release, ext.value_or(std::span<const std::uint8_t>())};
 }
 
 }  // namespace
@@ -64,23 +113,29 @@ ResolvedInput resolve_input(std::string_view arg) {
   return {path, false};  // FileBytes::open reports what is wrong with it
 }
 
-std::shared_ptr<const Btf> load_btf_file(const std::string& path, std::shared_ptr<const Btf> base) {
+std::shared_ptr<const Btf> load_btf_file(const std::string& path, std::shared_ptr<const Btf> base,
+                                         std::span<const std::uint8_t>* ext) {
   BtfSource src = read_source(path);
+  if (ext) *ext = src.ext;
   return Btf::parse(path, std::move(src.owner), src.bytes, std::move(base));
 }
 
 std::shared_ptr<const Btf> load_btf(std::string_view arg, const LoadOptions& options) {
   const ResolvedInput input = resolve_input(arg);
   BtfSource src = read_source(input.path);
+  if (options.ext) *options.ext = src.ext;
   std::shared_ptr<const Btf> base;
   if (!options.base.empty()) {
     base = load_btf_file(resolve_input(options.base).path, nullptr);
   } else if (is_running_module_path(input.path)) {
-    base = load_btf_file(running_vmlinux("needed as the base of a module's BTF"), nullptr);
+    base = running_base("needed as the base of a module's BTF");
   } else if (src.kernel_module) {
     if (!exists(std::string(kRunningVmlinux)))
       fail(input.path, "is a kernel module whose BTF is split on vmlinux; pass --base VMLINUX_BTF");
-    base = load_btf_file(std::string(kRunningVmlinux), nullptr);
+    if (const std::string running = running_release(); !src.release.empty() && src.release != running)
+      fail(input.path, "split BTF built on another base (vermagic {}, running {}): pass that kernel's vmlinux with --base",
+           esc(src.release), esc(running));
+    base = running_base("needed as the base of a module's BTF");
   }
   return Btf::parse(input.path, std::move(src.owner), src.bytes, std::move(base), options.names);
 }

@@ -57,6 +57,14 @@ void print_json(const std::vector<std::shared_ptr<const Btf>>& inputs, const Ded
   json_side(w, "after", r.after.types, r.after.total_bytes);
   json_side(w, "removed", r.removed_types(), r.before.total_bytes - r.after.total_bytes);
   w.field("deduplicated", r.removed_types() == 0);
+  if (r.ext) {  // the records of the object's .BTF.ext that libbpf kept in step
+    w.key("btf_ext");
+    w.begin_object();
+    w.field("func_info", std::uint64_t{r.ext->func_info});
+    w.field("line_info", std::uint64_t{r.ext->line_info});
+    w.field("core_relo", std::uint64_t{r.ext->core_relo});
+    w.end_object();
+  }
   w.key("kinds");
   w.begin_array();
   for (const unsigned k : kinds_in_order(r)) {
@@ -118,6 +126,10 @@ void print_table(const std::vector<std::shared_ptr<const Btf>>& inputs, const De
             with_commas(r.before.total_bytes - r.after.total_bytes), with_commas(r.before.total_bytes),
             percent(static_cast<double>(r.before.total_bytes - r.after.total_bytes),
                     static_cast<double>(r.before.total_bytes)));
+  if (r.ext)
+    out.print("{:<10}{} func_info, {} line_info and {} CO-RE records: their strings kept, their type ids moved "
+              "with the types\n",
+              ".BTF.ext:", with_commas(r.ext->func_info), with_commas(r.ext->line_info), with_commas(r.ext->core_relo));
 
   out.print("\n");
   out.print(fmt::runtime(kRow), "KIND", "BEFORE", "AFTER", "REMOVED", "BYTES BEFORE", "BYTES AFTER", "FREED");

@@ -45,10 +45,13 @@ std::vector<KindRow> kind_rows(const FileFootprint& f) {
   return rows;
 }
 
-// The rows that belong to no type.
+// The rows that belong to no type: what only a BPF object's .BTF.ext names, where it does, then what
+// nothing names.
 std::vector<KindRow> overhead_rows(const FileFootprint& f) {
-  std::vector<KindRow> rows{{"[header]", 0, f.header_bytes, 0},
-                            {"[unreferenced strings]", 0, 0, f.unreferenced_string_bytes}};
+  std::vector<KindRow> rows{{"[header]", 0, f.header_bytes, 0}};
+  for (std::size_t use = 0; use < kExtUses; ++use)
+    if (f.ext_string_bytes[use]) rows.push_back({ext_row_label(static_cast<ExtUse>(use)), 0, 0, f.ext_string_bytes[use]});
+  rows.push_back({"[unreferenced strings]", 0, 0, f.unreferenced_string_bytes});
   if (f.gap_bytes) rows.push_back({"[gaps]", 0, f.gap_bytes, 0});
   return rows;
 }
@@ -350,6 +353,15 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
   w.field("string_bytes", f.string_bytes);
   w.field("referenced_string_bytes", f.referenced_string_bytes);
   w.field("unreferenced_string_bytes", f.unreferenced_string_bytes);
+  if (f.has_ext) {
+    // Strings no type names that the object's .BTF.ext does.
+    w.key("btf_ext_string_bytes");
+    w.begin_object();
+    w.field("section_names", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::SectionNames)]);
+    w.field("line_info", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::LineInfo)]);
+    w.field("core_access_strings", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::CoreAccess)]);
+    w.end_object();
+  }
   w.field("gap_bytes", f.gap_bytes);
   w.field("type_count", f.type_count);
   w.field("edge_count", fp.graph.edge_count());
@@ -432,6 +444,8 @@ void json_type_footprint(JsonWriter& w, const Btf& btf, const Footprint& fp, Typ
   w.field("own_bytes", fp.own[node]);
   w.field("retained_bytes", fp.retained[node]);
 }
+
+std::string ext_row_label(ExtUse use) { return fmt::format("[.BTF.ext {}]", ext_use_name(use)); }
 
 void print_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
   switch (o.format) {

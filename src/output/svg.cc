@@ -156,9 +156,12 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
       x += w;
     }
   }
-  for (const auto& [label, bytes] : {std::pair<std::string, double>{"[header]", fp.file.header_bytes},
-                                     {"[unreferenced strings]", fp.file.unreferenced_string_bytes},
-                                     {"[gaps]", fp.file.gap_bytes}}) {
+  std::vector<std::pair<std::string, double>> overhead{{"[header]", fp.file.header_bytes}};
+  for (std::size_t use = 0; use < kExtUses; ++use)
+    overhead.emplace_back(ext_row_label(static_cast<ExtUse>(use)), fp.file.ext_string_bytes[use]);
+  overhead.emplace_back("[unreferenced strings]", fp.file.unreferenced_string_bytes);
+  overhead.emplace_back("[gaps]", fp.file.gap_bytes);
+  for (const auto& [label, bytes] : overhead) {
     if (bytes * scale >= 1) bar(body, x, 1, bytes * scale, "#eeeeee", label, fmt::format("{}: {} bytes", label, bytes));
     x += bytes * scale;
   }

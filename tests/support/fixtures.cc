@@ -135,4 +135,27 @@ SplitPair split_btf(bool big_endian) {
   return out;
 }
 
+Misfits split_btf_misfits() {
+  Misfits out;
+  {
+    // "int" -> "integer": every later string moves four bytes on, "len" lands inside "sk_buff_head".
+    BtfPtr base(btf__new_empty());
+    struct btf* b = base.get();
+    const int i32 = check(btf__add_int(b, "integer", 4, BTF_INT_SIGNED));
+    const int ptr = check(btf__add_ptr(b, 3));
+    check(btf__add_struct(b, "sk_buff_head", 16));
+    check(btf__add_field(b, "qlen", i32, 0, 0));
+    check(btf__add_field(b, "nextp", ptr, 64, 0));
+    out.shifted_strings = raw(b, false);
+  }
+  {
+    BtfPtr base(btf__new_empty());
+    struct btf* b = base.get();
+    check(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    for (const char* s : {"sk_buff", "len", "next"}) check(btf__add_str(b, s));
+    out.fewer_types = raw(b, false);
+  }
+  return out;
+}
+
 }  // namespace btfslim::test

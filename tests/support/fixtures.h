@@ -24,4 +24,14 @@ struct SplitPair {
 };
 SplitPair split_btf(bool big_endian = false);
 
+// Bases that split_btf's split does not fit: `shifted_strings` has split_btf's base types under other
+// names, so that the split's base names point into the middle of its strings; `fewer_types` has the
+// base's strings in the same places but only its first type, so that every name fits and the split's
+// type ids run past the last type.
+struct Misfits {
+  std::string shifted_strings;
+  std::string fewer_types;
+};
+Misfits split_btf_misfits();
+
 }  // namespace btfslim::test

@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,5 +191,35 @@ std::string running_vmlinux() {
 }
 
 void skip(const std::string& why) { std::printf("btfslim-test: SKIP: %s\n", why.c_str()); }
+
+std::string running_release() {
+  struct utsname u {};
+  return uname(&u) == 0 ? u.release : "";
+}
+
+std::optional<OtherKernel> other_kernel(std::string& why_not) {
+  std::string dir;
+  if (const char* d = std::getenv("BTFSLIM_TEST_KERNEL_DIR"); d && *d) {
+    dir = d;
+  } else {
+    const char* cache = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    dir = (cache && *cache ? std::string(cache) : std::string(home ? home : "") + "/.cache") + "/btfslim-test/kernel-6.1";
+  }
+  struct stat st {};
+  if (stat((dir + "/.complete").c_str(), &st) != 0) {
+    why_not = "no second kernel in " + dir + " (scripts/fetch-test-kernel.sh fetches it)";
+    return std::nullopt;
+  }
+  OtherKernel k;
+  std::ifstream(dir + "/release") >> k.release;
+  k.vmlinux = dir + "/vmlinux";
+  k.modules = dir + "/modules";
+  if (k.release.empty() || k.release == running_release()) {
+    why_not = "the kernel in " + dir + " is the running one (" + k.release + "): it is no other kernel";
+    return std::nullopt;
+  }
+  return k;
+}
 
 }  // namespace btfslim::test

@@ -1,6 +1,7 @@
 // Running the real btfslim binary (and oracles such as bpftool) from tests.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,5 +60,20 @@ void write_file(const std::string& path, const std::string& bytes);
 std::string running_vmlinux();
 // Prints a visible skip line (counted by scripts/test.sh) and returns.
 void skip(const std::string& why);
+
+// The running kernel's release (uname -r).
+std::string running_release();
+
+// A second, real kernel, which scripts/fetch-test-kernel.sh keeps outside the checkout (in
+// $BTFSLIM_TEST_KERNEL_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/btfslim-test/kernel-6.1): its release,
+// its vmlinux (an ELF with .BTF) and its modules' tree (lib/modules/RELEASE: .ko with split BTF).
+struct OtherKernel {
+  std::string release;
+  std::string vmlinux;
+  std::string modules;
+  std::string module(const std::string& relative) const { return modules + "/kernel/" + relative; }
+};
+// The kernel, or "" in `why_not` (then the caller skips) when it was not fetched or is the running one.
+std::optional<OtherKernel> other_kernel(std::string& why_not);
 
 }  // namespace btfslim::test

@@ -937,7 +937,10 @@ TEST_CASE("specific corruptions name what is wrong", "[robust]") {
     const std::size_t conn = split->header().hdr_len + split->type_offset(5);
     std::string m = pair.split;
     put_u32(m, conn + 12 + 12 + 4, 7);  // member 'skb' -> [7], one past the last
-    CHECK_THAT(error_of(m, base), Contains("type [5] STRUCT: a member refers to type 7, but the last type is [6]"));
+    // On its base, an id past the last type means the base is not the one it was built on.
+    CHECK_THAT(error_of(m, base), Contains("split BTF built on another base than base.btf (type [5] STRUCT: a member "
+                                           "refers to type 7, past the last type [6]): pass the BTF it was built on "
+                                           "with --base"));
     CHECK_THAT(error_of(pair.split), Contains("pass --base"));
 
     // A split BTF that only adds a pointer has no strings of its own: valid on its base, and without it
