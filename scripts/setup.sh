@@ -9,6 +9,7 @@ PACKAGES="
   nlohmann-json3-dev libtomlplusplus-dev libarchive-dev libxml2-dev
   clang-19 llvm-19 bpftool dwarves scdoc groff-base time util-linux binutils
   bash-completion zsh fish valgrind
+  lz4
 "
 
 missing=""
