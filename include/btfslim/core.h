@@ -84,6 +84,8 @@ class BpfObject {
   ~BpfObject();
 
   const std::string& path() const { return path_; }
+  // The ELF file, for what the CO-RE records do not say: code, symbols, relocations (reach.h).
+  const ElfFile& elf() const { return *elf_; }
   const Btf& btf() const { return *btf_; }
   std::shared_ptr<const Btf> btf_shared() const { return btf_; }
   bool has_ext() const { return has_ext_; }
@@ -101,7 +103,7 @@ class BpfObject {
   void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf);
 
   std::string path_;
-  std::shared_ptr<const void> keep_;  // the mapped file and ELF the spans point into
+  std::shared_ptr<const ElfFile> elf_;  // the mapped file and ELF the spans point into
   std::shared_ptr<const Btf> btf_;
   bool has_ext_ = false;
   std::uint32_t func_info_count_ = 0;
