@@ -72,7 +72,8 @@ complete -c btfslim -n '__fish_seen_subcommand_from measure' -l svg -r -d 'also 
 complete -c btfslim -n '__fish_seen_subcommand_from check' -k -a '(__fish_complete_suffix .o)'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l btf -r -a '(__btfslim_kernel_btf)' -d 'target BTF, module or directory'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'table json' -d 'output format'
-complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'pass poisoned relocations behind failing existence checks'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l strict -d 'also fail on poisoned relocations in dead code'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'deprecated, does nothing'
 
 # minimize: BPF objects, from a source BTF.
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -k -a '(__fish_complete_suffix .o)'

@@ -1,5 +1,6 @@
 // `btfslim check`: will these BPF objects load on these kernels? Resolves every CO-RE relocation of
-// each object against each target as libbpf would, and says what fails where.
+// each object against each target as libbpf would, follows each program as the verifier would with
+// the values they give (a poisoned relocation fails only where it is reached), and says what fails where.
 //
 // Objects are read once; targets one at a time (a btfhub tree holds thousands), each parsed once and
 // indexed once for all objects, then dropped before the next.
@@ -13,6 +14,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace btfslim::cli {
 namespace {
@@ -22,7 +24,8 @@ struct CheckArgs {
   std::vector<std::string> targets;
   std::string base;
   std::string format = "table";
-  bool allow_missing = false;
+  bool strict = false;
+  bool allow_missing = false;  // deprecated: what it excused no longer fails
 };
 
 // The running kernel's module BTFs: libbpf searches them for types vmlinux lacks.
@@ -54,11 +57,18 @@ CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>&
 }
 
 void run_check(const CheckArgs& args) {
+  if (args.allow_missing)
+    std::fprintf(stderr, "btfslim: note: --allow-missing is deprecated and does nothing: a poisoned relocation in dead "
+                         "code no longer fails the check (--strict fails it)\n");
   CheckRun run;
-  run.allow_missing = args.allow_missing;
+  run.strict = args.strict;
   for (const auto& path : args.objects) run.objects.push_back(BpfObject::open(path));
   std::vector<const BpfObject*> objects;
-  for (const auto& o : run.objects) objects.push_back(o.get());
+  std::vector<BpfCode> code;  // each object's code, read once for every target
+  for (const auto& o : run.objects) {
+    objects.push_back(o.get());
+    code.emplace_back(*o);
+  }
 
   const bool running = args.targets.empty();
   std::vector<std::string> targets;
@@ -76,7 +86,7 @@ void run_check(const CheckArgs& args) {
     for (std::size_t o = 0; o < objects.size(); ++o) {
       ObjectOnTarget cell;
       cell.results = resolve_object(*objects[o], index);
-      cell.guarded = guarded_relocations(*objects[o], cell.results);
+      mark_reachability(cell, code[o]);
       // The target is dropped after this loop: keep the roots that matched, not the paths into it.
       for (CoreResult& r : cell.results) {
         cell.targets.push_back(describe_targets(r));
@@ -123,9 +133,12 @@ void register_check(CLI::App& app) {
   cmd->add_option("--base,-B", args->base, "the base BTF that split targets (module BTF files) continue");
   cmd->add_option("--format,-f", args->format, "table, or json (one record per relocation)")
       ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_flag("--strict", args->strict,
+                "also fail on poisoned relocations in dead code (where the verifier never goes, e.g. behind a "
+                "failing existence check)");
+  // Kept so that scripts written for it still run: dead code no longer fails without it.
   cmd->add_flag("--allow-missing", args->allow_missing,
-                "do not fail on poisoned relocations whose function checks, with a failing existence "
-                "check, that what they read is there");
+                "deprecated, does nothing: poisoned relocations in dead code no longer fail");
   cmd->callback([args] { run_check(*args); });
 }
 
