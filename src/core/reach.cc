@@ -27,11 +27,16 @@
 // one not reached is dead: the analysis errs towards reaching, so that dead code is never claimed where
 // the verifier goes.
 //
-// What it does not model (each makes it reach more than the verifier, never less): value ranges
+// What it does not model, each making it reach more than the verifier, never less: value ranges
 // (the verifier also decides `if (x > 255)` after a byte load), equal-register links, pointer non-null
 // facts except for the stack and read-only data, callbacks' arguments (the verifier passes the
 // caller's stack to bpf_loop's callback), .kconfig values (taken as unknown: they are the running
 // kernel's), and helpers' precise memory effects beyond a short table.
+//
+// The verifier it follows is a recent one (6.8 and later, as the tests' kernel). Older ones track less
+// and may reach what this calls dead: narrow spills (before 5.16), stored immediates (BPF_ST, before
+// 6.3), and every global subprogram libbpf appends is verified, called from live code or not (before
+// 6.8; here one is followed only from a call the walk reaches).
 #include "btfslim/reach.h"
 
 #include "btfslim/error.h"
