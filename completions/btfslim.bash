@@ -19,7 +19,7 @@ _btfslim_options() {
         dump) echo "--base -B --format -f --id --name --kind --help -h" ;;
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
-        check) echo "--btf --base -B --format -f --allow-missing --attach-target --no-attach --help -h" ;;
+        check) echo "--btf --base -B --format -f --strict --allow-missing --attach-target --no-attach --help -h" ;;
         minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;

@@ -72,7 +72,8 @@ complete -c btfslim -n '__fish_seen_subcommand_from measure' -l svg -r -d 'also 
 complete -c btfslim -n '__fish_seen_subcommand_from check' -k -a '(__fish_complete_suffix .o)'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l btf -r -a '(__btfslim_kernel_btf)' -d 'target BTF, module or directory'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'table json' -d 'output format'
-complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'pass poisoned relocations behind failing existence checks'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l strict -d 'also fail on poisoned relocations in dead code'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'deprecated, does nothing'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l attach-target -x -d 'PROG=FUNC: a target set at run time'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l no-attach -d 'leave attach targets out of the verdict'
 

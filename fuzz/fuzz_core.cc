@@ -6,7 +6,7 @@
 // corpus' roots may meet: a union, bitfields, enums, an array, a typedef), and the "moved" kernel of
 // the CO-RE corpus (tests/data/core_target_moved.c through gcc and pahole, as the tests build it),
 // where relocations find their types elsewhere. Then the check report is built and printed as
-// `check` prints it: guarded relocations, target descriptions, table and JSON, the verdict.
+// `check` prints it: reachability of the object's code, target descriptions, table and JSON, the verdict.
 #include "common.h"
 
 #include "btfslim/check.h"
@@ -40,6 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     CheckRun run;
     run.objects.push_back(BpfObject::open(file.path()));
     const BpfObject& object = *run.objects.front();
+    const BpfCode code(object);
     for (const CoreRelocation& r : object.relocations()) (void)describe_access(object, r);
 
     const BpfObject* objects[] = {&object};
@@ -54,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       run.targets.push_back(target->name());
       ObjectOnTarget cell;
       cell.results = resolve_object(object, index);
-      cell.guarded = guarded_relocations(object, cell.results);
+      mark_reachability(cell, code);
       for (CoreResult& r : cell.results) {
         cell.targets.push_back(describe_targets(r));
         for (TargetSpec& m : r.matches) {

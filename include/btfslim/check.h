@@ -4,6 +4,7 @@
 #include "btfslim/core.h"
 #include "btfslim/loader.h"
 #include "btfslim/output.h"
+#include "btfslim/reach.h"
 
 #include <memory>
 #include <string>
@@ -14,7 +15,9 @@ namespace btfslim {
 // What one object gives on one target.
 struct ObjectOnTarget {
   std::vector<CoreResult> results;  // per relocation, in record order (matches keep only their roots)
-  std::vector<bool> guarded;        // per relocation: poisoned, but behind an existence check that fails
+  std::vector<bool> dead;           // per relocation: no program's verifier reaches its instruction (reach.h)
+  // For each poisoned relocation a program reaches, in record order: the programs (their names).
+  std::vector<std::pair<std::size_t, std::vector<std::string_view>>> reached_from;
   std::vector<std::string> targets;  // per relocation: the target types used, "[id] struct name, ..."
   std::vector<KernelRefResult> kernel_refs;  // per CheckRun::kernel_refs[object], in order
   bool kernel_refs_shown = true;  // false on a target without functions: all unchecked, left out of tables
@@ -27,21 +30,17 @@ struct CheckRun {
   std::vector<std::unique_ptr<const BpfObject>> objects;
   std::vector<std::string> targets;                 // names, in column order
   std::vector<std::vector<ObjectOnTarget>> cells;  // [object][target]
-  bool allow_missing = false;                       // guarded poisonings do not fail the check
   std::vector<std::vector<KernelRef>> kernel_refs;   // [object]: what the loader resolves besides CO-RE
+  bool strict = false;                              // poisoned relocations in dead code fail too
 };
 
-// A poisoned relocation is guarded when the same function tests, on the same target, that what it
-// reads exists and the test says it does not: a field_exists on the same type and access, a
-// type_exists/type_matches on its root type, an enumval_exists on the same enumerator; or when an
-// existence check there on another flavor of the same type succeeds (`if (exists(new->f)) read(new);
-// else read(old);`: the read of the old flavor is the branch not taken). The verifier then never reaches
-// the poisoned instruction (libbpf's intended use of existence checks). This reads the relocations, not
-// the code: a check whose result the program ignores still counts.
-std::vector<bool> guarded_relocations(const BpfObject& object, const std::vector<CoreResult>& results);
+// Fills `cell.dead` and `cell.reached_from` from `cell.results`: which relocations the verifier reaches
+// in some program once they are applied (a poisoned instruction fails the load only there).
+void mark_reachability(ObjectOnTarget& cell, const BpfCode& code);
 
-// Whether a relocation fails the check: ambiguous, an error, or poisoned and not excused by a guard.
-bool relocation_fails(const CheckRun& run, const CoreResult& result, bool guarded);
+// Whether a relocation fails the check: ambiguous, an error, or poisoned where a program reaches it
+// (anywhere with `strict`).
+bool relocation_fails(const CheckRun& run, const CoreResult& result, bool dead);
 bool check_failed(const CheckRun& run);
 
 // The kernel references (loader.h) of object `o` in a cell that fail the load.

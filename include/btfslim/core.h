@@ -84,6 +84,8 @@ class BpfObject {
   ~BpfObject();
 
   const std::string& path() const { return path_; }
+  // The ELF file, for what the CO-RE records do not say: code, symbols, relocations (reach.h, loader.h).
+  const ElfFile& elf() const { return *elf_; }
   const Btf& btf() const { return *btf_; }
   std::shared_ptr<const Btf> btf_shared() const { return btf_; }
   bool has_ext() const { return has_ext_; }
@@ -91,8 +93,6 @@ class BpfObject {
   std::uint32_t line_info_count() const { return line_info_count_; }
   const std::vector<ProgramSection>& sections() const { return sections_; }
   std::span<const CoreRelocation> relocations() const { return relocations_; }
-  // The object's ELF, for what a loader reads besides .BTF.ext (symbols, sections, relocations).
-  const ElfFile& elf() const { return *elf_; }
 
   std::string_view access(const CoreRelocation& r) const { return btf_->str(r.access_off); }
   // The function holding the relocated instruction, or nullptr.
@@ -103,9 +103,8 @@ class BpfObject {
   void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf);
 
   std::string path_;
-  std::shared_ptr<const void> keep_;  // the mapped file and ELF the spans point into
+  std::shared_ptr<const ElfFile> elf_;  // the mapped file and ELF the spans point into
   std::shared_ptr<const Btf> btf_;
-  std::shared_ptr<const ElfFile> elf_;
   bool has_ext_ = false;
   std::uint32_t func_info_count_ = 0;
   std::uint32_t line_info_count_ = 0;

@@ -84,6 +84,31 @@ class ElfFile {
   std::vector<Symbol> symbols() const;
   // The offsets into section `name` that relocation records (SHT_REL or SHT_RELA) patch.
   std::vector<std::uint64_t> relocated_offsets(std::string_view name) const;
+  // What a BPF loader reads besides .BTF: every section, the symbol table and the relocations
+  // (SHT_REL) that patch code. Names point into the mapped file; contents are bounds-checked spans.
+  struct Section {
+    std::string_view name;
+    std::uint32_t type = 0;   // SHT_*
+    std::uint64_t flags = 0;  // SHF_*
+    std::uint32_t info = 0;   // for SHT_REL: the index of the section it patches
+    std::span<const std::uint8_t> bytes;  // empty for SHT_NOBITS
+  };
+  std::vector<Section> sections() const;  // by section index; [0] is the null section
+  // The symbol table as it is, by index (relocations name symbols by index).
+  struct TableSymbol {
+    std::string_view name;
+    std::uint64_t value = 0, size = 0;
+    std::uint32_t section = 0;  // SHN_UNDEF (0) for an extern
+    std::uint8_t type = 0, bind = 0, visibility = 0;  // STT_*, STB_*, STV_*
+  };
+  std::vector<TableSymbol> symbol_table() const;  // by symbol index; [0] is the null symbol
+  struct Relocation {
+    std::uint64_t offset = 0;  // into the section it patches
+    std::uint32_t symbol = 0;
+    std::uint32_t type = 0;
+  };
+  // The records of SHT_REL section `index` (nothing for another kind of section).
+  std::vector<Relocation> relocations(std::uint32_t index) const;
 
  private:
   std::shared_ptr<const FileBytes> file_;

@@ -1,6 +1,8 @@
 // `btfslim check`: will these BPF objects load on these kernels? Resolves every CO-RE relocation of
-// each object against each target as libbpf would, and what else its load resolves against kernel BTF
-// (kfunc and ksym externs, attach targets, struct_ops maps: loader.h), and says what fails where.
+// each object against each target as libbpf would, follows each program as the verifier would with
+// the values they give (a poisoned relocation fails only where it is reached), checks what else its load
+// resolves against kernel BTF (kfunc and ksym externs, attach targets, struct_ops maps: loader.h), and
+// says what fails where.
 //
 // Objects are read once; targets one at a time (a btfhub tree holds thousands), each parsed once and
 // indexed once for all objects, then dropped before the next.
@@ -15,6 +17,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace btfslim::cli {
 namespace {
@@ -24,7 +27,8 @@ struct CheckArgs {
   std::vector<std::string> targets;
   std::string base;
   std::string format = "table";
-  bool allow_missing = false;
+  bool strict = false;
+  bool allow_missing = false;  // deprecated: what it excused no longer fails
   std::vector<std::string> attach_targets;  // PROG=FUNC
   bool no_attach = false;
 };
@@ -72,11 +76,18 @@ CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>&
 }
 
 void run_check(const CheckArgs& args) {
+  if (args.allow_missing)
+    std::fprintf(stderr, "btfslim: note: --allow-missing is deprecated and does nothing: a poisoned relocation in dead "
+                         "code no longer fails the check (--strict fails it)\n");
   CheckRun run;
-  run.allow_missing = args.allow_missing;
+  run.strict = args.strict;
   for (const auto& path : args.objects) run.objects.push_back(BpfObject::open(path));
   std::vector<const BpfObject*> objects;
-  for (const auto& o : run.objects) objects.push_back(o.get());
+  std::vector<BpfCode> code;  // each object's code, read once for every target
+  for (const auto& o : run.objects) {
+    objects.push_back(o.get());
+    code.emplace_back(*o);
+  }
   // What the loader resolves against kernel BTF besides CO-RE: kfuncs, ksyms, attach targets, struct_ops.
   const AttachOptions attach = attach_options(args);
   std::vector<bool> used(attach.targets.size());
@@ -101,7 +112,7 @@ void run_check(const CheckArgs& args) {
     for (std::size_t o = 0; o < objects.size(); ++o) {
       ObjectOnTarget cell;
       cell.results = resolve_object(*objects[o], index);
-      cell.guarded = guarded_relocations(*objects[o], cell.results);
+      mark_reachability(cell, code[o]);
       cell.kernel_refs = resolve_kernel_refs(*objects[o], run.kernel_refs[o], names);
       cell.kernel_refs_shown = names.has_functions();
       // The target is dropped after this loop: keep the roots that matched, not the paths into it.
@@ -152,9 +163,12 @@ void register_check(CLI::App& app) {
   cmd->add_option("--base,-B", args->base, "the base BTF that split targets (module BTF files) continue");
   cmd->add_option("--format,-f", args->format, "table, or json (one record per relocation)")
       ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_flag("--strict", args->strict,
+                "also fail on poisoned relocations in dead code (where the verifier never goes, e.g. behind a "
+                "failing existence check)");
+  // Kept so that scripts written for it still run: dead code no longer fails without it.
   cmd->add_flag("--allow-missing", args->allow_missing,
-                "do not fail on poisoned relocations whose function checks, with a failing existence "
-                "check, that what they read is there");
+                "deprecated, does nothing: poisoned relocations in dead code no longer fail");
   cmd->add_option("--attach-target", args->attach_targets,
                   "PROG=FUNC: the attach target a loader gives program PROG at run time "
                   "(bpf_program__set_attach_target), checked instead of the one its section names; repeat for more")

@@ -59,6 +59,7 @@ struct MinimizeArgs {
 struct ObjectSet {
   std::vector<std::unique_ptr<const BpfObject>> owned;
   std::vector<const BpfObject*> objects;
+  std::vector<BpfCode> code;  // each object's code, for what its programs reach
 };
 
 // What every source is minimized with.
@@ -140,23 +141,23 @@ void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObje
   if (!found) fmt::format_to(out, "{}: no type of that name in {}\n", esc(name), esc(src.name()));
 }
 
-// The relocations that would fail the load on the source: ambiguous ones, errors, and poisoned ones no
-// failing existence check guards (a guarded read is libbpf's intended idiom: the verifier never reaches
-// it, as `btfslim check --allow-missing` says).
+// The relocations that would fail the load on the source: ambiguous ones, errors, and poisoned ones a
+// program's verifier reaches (one in dead code, e.g. behind a failing existence check, does not fail:
+// the rule of `btfslim check`).
 struct Failing {
   std::size_t count = 0;
   std::string first;
 };
 
-Failing failing_relocations(const std::vector<const BpfObject*>& objects,
-                            const std::vector<std::vector<CoreResult>>& results) {
+Failing failing_relocations(const ObjectSet& objs, const std::vector<std::vector<CoreResult>>& results) {
   Failing f;
+  const std::vector<const BpfObject*>& objects = objs.objects;
   for (std::size_t o = 0; o < objects.size(); ++o) {
-    const std::vector<bool> guarded = guarded_relocations(*objects[o], results[o]);
+    const Reachability reach = reachability(objs.code[o], results[o]);
     const auto relos = objects[o]->relocations();
     for (std::size_t i = 0; i < relos.size(); ++i) {
       const CoreResult& r = results[o][i];
-      if (r.status == CoreStatus::Ok || (r.status == CoreStatus::Poisoned && guarded[i])) continue;
+      if (r.status == CoreStatus::Ok || (r.status == CoreStatus::Poisoned && !reach.reached[i])) continue;
       if (f.count++ == 0)
         f.first = fmt::format("{}: {}{}{}", where(*objects[o], relos[i]), status_name(r.status),
                               r.reason.empty() ? "" : ": ", r.reason);
@@ -244,7 +245,7 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
       if (r.status != CoreStatus::Ok) ++not_ok;
     }
   }
-  if (const Failing failing = failing_relocations(objects, results); failing.count > 0) {
+  if (const Failing failing = failing_relocations(objs, results); failing.count > 0) {
     const std::string what = fmt::format("{} relocation{} would fail to load on it (first: {})", failing.count,
                                          failing.count == 1 ? "" : "s", failing.first);
     if (options.skip_poisoned) {
@@ -583,6 +584,7 @@ void run_minimize(const MinimizeArgs& args) {
   for (const auto& path : args.objects) {
     objects.owned.push_back(BpfObject::open(path));
     objects.objects.push_back(objects.owned.back().get());
+    objects.code.emplace_back(*objects.owned.back());
     if (!objects.owned.back()->has_ext() || objects.owned.back()->relocations().empty())
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", escape(path).c_str());
   }
@@ -627,8 +629,8 @@ void register_minimize(CLI::App& app) {
                 "do not resolve every relocation against the output before writing it");
   cmd->add_flag("--elf", args->elf, "write an ELF object with a .BTF section instead of raw BTF");
   cmd->add_flag("--skip-poisoned", args->skip_poisoned,
-                "write nothing for a source on which a relocation would fail to load (not guarded by a failing "
-                "existence check)");
+                "write nothing for a source on which a relocation would fail to load (poisoned where a program "
+                "reaches it, ambiguous, or an error)");
   cmd->add_option("--jobs,-j", args->jobs, "minimize this many sources of a batch at once (default: one per CPU)")
       ->check(CLI::PositiveNumber);
   CLI::Option* shard = cmd->add_option(

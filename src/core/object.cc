@@ -38,7 +38,6 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path) {
 
   std::unique_ptr<BpfObject> obj(new BpfObject);
   obj->path_ = path;
-  obj->keep_ = elf;
   obj->elf_ = elf;
   obj->btf_ = Btf::parse(path, elf, *btf_bytes);
   if (auto ext = elf->section(".BTF.ext")) {

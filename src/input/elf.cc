@@ -112,6 +112,74 @@ std::vector<ElfFile::Function> ElfFile::functions() const {
   return out;
 }
 
+std::vector<ElfFile::Section> ElfFile::sections() const {
+  const auto bytes = file_->bytes();
+  std::vector<Section> out(1);
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
+    const char* name = elf_strptr(impl_->elf, impl_->shstrndx, shdr.sh_name);
+    Section s{name ? name : "", shdr.sh_type, shdr.sh_flags, shdr.sh_info, {}};
+    if (shdr.sh_type != SHT_NOBITS && shdr.sh_size != 0) {
+      if (shdr.sh_flags & SHF_COMPRESSED) {
+        if (auto inflated = section(s.name)) s.bytes = *inflated;
+      } else if (shdr.sh_offset > bytes.size() || shdr.sh_size > bytes.size() - shdr.sh_offset) {
+        fail(path(), "section {} [{}, +{}) lies past the end of the file ({} bytes)", esc(s.name), shdr.sh_offset,
+             shdr.sh_size, bytes.size());
+      } else {
+        s.bytes = bytes.subspan(shdr.sh_offset, shdr.sh_size);
+      }
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<ElfFile::TableSymbol> ElfFile::symbol_table() const {
+  std::vector<TableSymbol> out;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
+    if (shdr.sh_type != SHT_SYMTAB) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) fail(path(), "cannot read the symbol table: {}", elf_errmsg(-1));
+    const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+    out.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym)) fail(path(), "invalid symbol {}: {}", i, elf_errmsg(-1));
+      const char* name = elf_strptr(impl_->elf, shdr.sh_link, sym.st_name);
+      out.push_back({name ? name : "", sym.st_value, sym.st_size, sym.st_shndx,
+                     static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info)),
+                     static_cast<std::uint8_t>(GELF_ST_BIND(sym.st_info)),
+                     static_cast<std::uint8_t>(GELF_ST_VISIBILITY(sym.st_other))});
+    }
+    break;
+  }
+  return out;
+}
+
+std::vector<ElfFile::Relocation> ElfFile::relocations(std::uint32_t index) const {
+  std::vector<Relocation> out;
+  Elf_Scn* scn = elf_getscn(impl_->elf, index);
+  GElf_Shdr shdr;
+  if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_REL) return out;
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data) fail(path(), "cannot read relocation section {}: {}", index, elf_errmsg(-1));
+  const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Rel rel;
+    if (!gelf_getrel(data, static_cast<int>(i), &rel))
+      fail(path(), "invalid relocation {} of section {}: {}", i, index, elf_errmsg(-1));
+    out.push_back({rel.r_offset, static_cast<std::uint32_t>(GELF_R_SYM(rel.r_info)),
+                   static_cast<std::uint32_t>(GELF_R_TYPE(rel.r_info))});
+  }
+  return out;
+}
+
 bool ElfFile::is_kernel_module() const {
   return section(".modinfo").has_value() || section(".gnu.linkonce.this_module").has_value();
 }

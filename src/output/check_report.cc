@@ -24,7 +24,7 @@ Where where(const BpfObject& obj, const CoreRelocation& r) {
 }
 
 struct Tally {
-  std::size_t ok = 0, poisoned = 0, guarded = 0, ambiguous = 0, error = 0;
+  std::size_t ok = 0, poisoned = 0, dead = 0, ambiguous = 0, error = 0;
   std::size_t failing = 0;
 };
 
@@ -37,7 +37,7 @@ Tally tally(const CheckRun& run, const ObjectOnTarget& cell) {
         ++t.ok;
         break;
       case CoreStatus::Poisoned:
-        ++(cell.guarded[i] ? t.guarded : t.poisoned);
+        ++(cell.dead[i] ? t.dead : t.poisoned);
         break;
       case CoreStatus::Ambiguous:
         ++t.ambiguous;
@@ -46,7 +46,7 @@ Tally tally(const CheckRun& run, const ObjectOnTarget& cell) {
         ++t.error;
         break;
     }
-    if (relocation_fails(run, r, cell.guarded[i])) ++t.failing;
+    if (relocation_fails(run, r, cell.dead[i])) ++t.failing;
   }
   return t;
 }
@@ -54,7 +54,7 @@ Tally tally(const CheckRun& run, const ObjectOnTarget& cell) {
 std::string summary(const Tally& t) {
   std::string s = fmt::format("{} ok", t.ok);
   if (t.poisoned) s += fmt::format(", {} poisoned", t.poisoned);
-  if (t.guarded) s += fmt::format(", {} poisoned behind a failing existence check", t.guarded);
+  if (t.dead) s += fmt::format(", {} poisoned in dead code", t.dead);
   if (t.ambiguous) s += fmt::format(", {} ambiguous", t.ambiguous);
   if (t.error) s += fmt::format(", {} errors", t.error);
   return s;
@@ -67,13 +67,13 @@ std::string_view nothing_to_do(const BpfObject& obj) {
   return "";
 }
 
-std::string result_text(const CoreResult& r, bool guarded) {
+std::string result_text(const CoreResult& r, bool dead) {
   switch (r.status) {
     case CoreStatus::Ok:
       if (r.target_size != r.local_size) return fmt::format("{} (size {} -> {})", r.value, r.local_size, r.target_size);
       return r.value == r.local_value ? fmt::format("{}", r.value) : fmt::format("{} (was {})", r.value, r.local_value);
     case CoreStatus::Poisoned:
-      return guarded ? "poisoned (guarded)" : "POISONED";
+      return dead ? "poisoned (dead code)" : "POISONED";
     case CoreStatus::Ambiguous:
       return "AMBIGUOUS";
     case CoreStatus::Error:
@@ -110,7 +110,7 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
     for (std::size_t i = 0; i < relos.size(); ++i) {
       const CoreResult& r = cell.results[i];
       out.print("  {:<{}}  {:>5}  {:<14}  {:<{}}  {:<20}  {}\n", programs[i], pw, where(obj, relos[i]).insn_idx,
-                reloc_kind_name(relos[i].kind), accessors[i], aw, result_text(r, cell.guarded[i]),
+                reloc_kind_name(relos[i].kind), accessors[i], aw, result_text(r, cell.dead[i]),
                 cell.targets[i].empty() ? "-" : cell.targets[i]);
       if (!r.reason.empty() && r.status != CoreStatus::Ok) out.print("  {:<{}}  {}\n", "", pw + 7, r.reason);
     }
@@ -151,13 +151,13 @@ void print_matrix(const CheckRun& run, OutputBuffer& out) {
       bool header = false;
       for (std::size_t i = 0; i < relos.size(); ++i) {
         const CoreResult& r = cell.results[i];
-        if (!relocation_fails(run, r, cell.guarded[i])) continue;
+        if (!relocation_fails(run, r, cell.dead[i])) continue;
         if (!header) out.print("\n{} on {}:\n", objects[o], targets[t]);
         header = true;
         const Where w = where(obj, relos[i]);
         out.print("  {} insn #{} {} {}: {}{}{}{}\n", esc(w.program), w.insn_idx, reloc_kind_name(relos[i].kind),
                   describe_access(obj, relos[i]), status_name(r.status),
-                  cell.guarded[i] ? " (guarded: --allow-missing excuses it)" : "", r.reason.empty() ? "" : ": ",
+                  cell.dead[i] ? " (in dead code)" : "", r.reason.empty() ? "" : ": ",
                   r.reason);
       }
       print_failing_kernel_refs(run, o, t, fmt::format("\n{} on {}:\n", objects[o], targets[t]), header, out);
@@ -165,7 +165,9 @@ void print_matrix(const CheckRun& run, OutputBuffer& out) {
   }
 }
 
-void json_result(JsonWriter& j, const CheckRun& run, const CoreResult& r, bool guarded) {
+void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell, std::size_t i) {
+  const CoreResult& r = cell.results[i];
+  const bool dead = cell.dead[i];
   j.field("status", status_name(r.status));
   if (r.status == CoreStatus::Ok) j.field("value", r.value);
   j.field("local_value", r.local_value);
@@ -174,8 +176,19 @@ void json_result(JsonWriter& j, const CheckRun& run, const CoreResult& r, bool g
     j.field("target_size", r.target_size);
   }
   if (!r.reason.empty()) j.field("reason", r.reason);
-  if (r.status == CoreStatus::Poisoned) j.field("guarded", guarded);
-  j.field("fails", relocation_fails(run, r, guarded));
+  if (r.status == CoreStatus::Poisoned) {
+    j.field("reachable", !dead);
+    // The programs that reach it: those whose load it fails.
+    const auto it = std::lower_bound(cell.reached_from.begin(), cell.reached_from.end(), i,
+                                     [](const auto& entry, std::size_t k) { return entry.first < k; });
+    if (it != cell.reached_from.end() && it->first == i) {
+      j.key("programs");
+      j.begin_array();
+      for (const std::string_view p : it->second) j.value(p);
+      j.end_array();
+    }
+  }
+  j.field("fails", relocation_fails(run, r, dead));
   j.key("targets");
   j.begin_array();
   for (const TargetSpec& m : r.matches) j.value(std::uint64_t{m.root});
@@ -195,48 +208,31 @@ std::string describe_targets(const CoreResult& r) {
   return s;
 }
 
-std::vector<bool> guarded_relocations(const BpfObject& object, const std::vector<CoreResult>& results) {
-  const auto relos = object.relocations();
-  std::vector<bool> guarded(relos.size(), false);
-  for (std::size_t i = 0; i < relos.size(); ++i) {
-    if (results[i].status != CoreStatus::Poisoned) continue;
-    const CoreRelocation& r = relos[i];
-    const BpfFunction* fn = object.function_of(r);
-    const Btf& local = object.btf();
-    auto essential = [&](TypeId id) {
-      return id ? essential_name(local.str(local.type(id).name_off())) : std::string_view();
-    };
-    for (std::size_t j = 0; j < relos.size() && !guarded[i]; ++j) {
-      const CoreRelocation& g = relos[j];
-      if (!is_existence_kind(g.kind) || results[j].status != CoreStatus::Ok) continue;
-      if (g.section != r.section || object.function_of(g) != fn) continue;
-      // The flavor idiom: `if (exists(new_flavor->f)) read(new) else read(old_flavor)`: where the check
-      // on another flavor of the same type succeeds, the read of this one is the branch not taken.
-      if (results[j].value == 1 && g.local_type != r.local_type && !essential(g.local_type).empty() &&
-          essential(g.local_type) == essential(r.local_type)) {
-        guarded[i] = true;
-        break;
+void mark_reachability(ObjectOnTarget& cell, const BpfCode& code) {
+  const Reachability reach = reachability(code, cell.results);
+  cell.dead.assign(cell.results.size(), false);
+  for (std::size_t i = 0; i < cell.results.size(); ++i) cell.dead[i] = !reach.reached[i];
+  cell.reached_from.clear();
+  for (std::size_t p = 0; p < reach.programs.size(); ++p)
+    for (const std::uint32_t i : reach.programs[p].relocations)
+      if (cell.results[i].status == CoreStatus::Poisoned) {
+        auto it = std::lower_bound(cell.reached_from.begin(), cell.reached_from.end(), std::size_t{i},
+                                   [](const auto& entry, std::size_t k) { return entry.first < k; });
+        if (it == cell.reached_from.end() || it->first != i) it = cell.reached_from.insert(it, {i, {}});
+        it->second.push_back(code.programs()[p].name);
       }
-      if (results[j].value != 0 || g.local_type != r.local_type) continue;
-      const bool same_access = object.access(g) == object.access(r);
-      const auto gk = static_cast<RelocKind>(g.kind);
-      guarded[i] = gk == RelocKind::TypeExists || gk == RelocKind::TypeMatches ||
-                   (gk == RelocKind::FieldExists && same_access) || (gk == RelocKind::EnumvalExists && same_access);
-    }
-  }
-  return guarded;
 }
 
-bool relocation_fails(const CheckRun& run, const CoreResult& result, bool guarded) {
+bool relocation_fails(const CheckRun& run, const CoreResult& result, bool dead) {
   if (result.status == CoreStatus::Ok) return false;
-  return !(result.status == CoreStatus::Poisoned && guarded && run.allow_missing);
+  return !(result.status == CoreStatus::Poisoned && dead && !run.strict);
 }
 
 bool check_failed(const CheckRun& run) {
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
       for (std::size_t i = 0; i < cell.results.size(); ++i)
-        if (relocation_fails(run, cell.results[i], cell.guarded[i])) return true;
+        if (relocation_fails(run, cell.results[i], cell.dead[i])) return true;
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
       if (kernel_refs_failing(run, o, cell) != 0) return true;
@@ -293,12 +289,12 @@ void print_check_json(const CheckRun& run, OutputBuffer& out) {
         for (std::size_t t = 0; t < run.targets.size(); ++t) {
           j.begin_object();
           j.field("target", run.targets[t]);
-          json_result(j, run, run.cells[o][t].results[i], run.cells[o][t].guarded[i]);
+          json_result(j, run, run.cells[o][t], i);
           j.end_object();
         }
         j.end_array();
       } else {
-        json_result(j, run, run.cells[o][0].results[i], run.cells[o][0].guarded[i]);
+        json_result(j, run, run.cells[o][0], i);
       }
       j.end_object();
     }

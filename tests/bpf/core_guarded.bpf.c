@@ -1,19 +1,18 @@
-/* CO-RE reads guarded by existence checks, for `btfslim check --allow-missing`.
+/* CO-RE reads guarded by existence checks, for `btfslim check`'s dead code.
  *
  * libbpf poisons a read of a field the target lacks, and the verifier rejects the program only if it
  * can reach the poisoned instruction. A read behind a failing bpf_core_field_exists of the same field
- * is dead code on that target: check reports it as guarded, and --allow-missing does not fail on it.
- * The guard counts only within its function.
+ * is dead code on that target: check reports it as "poisoned (dead code)" and does not fail on it
+ * (--strict does). tests/bpf/core_deadcode.bpf.c has the other idioms.
  *
  * The local types are flavors of struct existence and struct sizes (tests/data/core_target_*.c):
  *   moved    has both, with a and c: everything resolves;
  *   missing  has existence with a, not c, and no sizes: guarded_read's read of c is poisoned behind its
  *            failing field check, type_guarded_read's read behind its failing type check, the rest
- *            resolves (exit 1, or 0 with --allow-missing);
- *   errors   has neither: every read is poisoned; guarded_read's and type_guarded_read's are guarded,
- *            while unguarded_read's read of a is not, though guarded_read checks a (exit 1 either way).
- * type_guarded_read shares guarded_read's section: a guard is looked for in the function, not the
- * section.
+ *            resolves (exit 0, or 1 with --strict);
+ *   errors   has neither: every read is poisoned; guarded_read's and type_guarded_read's are dead,
+ *            while unguarded_read's read of a is reached, though guarded_read checks a (exit 1 either way).
+ * type_guarded_read shares guarded_read's section: each program is followed on its own.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

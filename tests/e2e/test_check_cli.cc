@@ -1,6 +1,6 @@
 // `btfslim check` as a user meets it on the command line ([check-cli]): several targets give a matrix
 // and, in JSON, per-target results that agree with single-target runs; a directory stands for every BTF
-// file under it; --allow-missing excuses reads behind a failing existence check in the same function;
+// file under it; a poisoned read in dead code does not fail, unless --strict;
 // objects with nothing to relocate get a note; broken objects get one line on stderr and exit 2; and
 // the output is the same from run to run.
 //
@@ -63,12 +63,12 @@ json check_json(std::vector<std::string> args) {
 }
 
 // The JSON object of `obj` checked against `btf` alone, run once per argument set.
-const json& single(const std::string& obj, const std::string& btf, bool allow_missing) {
+const json& single(const std::string& obj, const std::string& btf, bool strict) {
   static std::map<std::tuple<std::string, std::string, bool>, json> runs;
-  const auto key = std::make_tuple(obj, btf, allow_missing);
+  const auto key = std::make_tuple(obj, btf, strict);
   if (const auto it = runs.find(key); it != runs.end()) return it->second;
   std::vector<std::string> args{obj, "--btf", btf};
-  if (allow_missing) args.push_back("--allow-missing");
+  if (strict) args.push_back("--strict");
   const json doc = check_json(args);
   INFO(command_line(args));
   CHECK(doc.value("target", "") == btf);
@@ -99,7 +99,7 @@ std::size_t failing_count(const json& single_object) {
 // A multi-target JSON document against single-target runs of every object/target pair: the same
 // records, and per record one result per target, in target order, equal to the single run's.
 void expect_agrees_with_single_runs(const json& doc, const std::vector<std::string>& objects,
-                                    const std::vector<std::string>& targets, bool allow_missing) {
+                                    const std::vector<std::string>& targets, bool strict) {
   REQUIRE(doc.contains("targets"));
   CHECK(doc["targets"] == json(targets));
   CHECK(!doc.contains("target"));
@@ -111,7 +111,7 @@ void expect_agrees_with_single_runs(const json& doc, const std::vector<std::stri
     CHECK(m.value("object", "") == objects[o]);
     const json& relos = m["relocations"];
     for (std::size_t t = 0; t < targets.size(); ++t) {
-      const json& s = single(objects[o], targets[t], allow_missing);
+      const json& s = single(objects[o], targets[t], strict);
       const std::string pair = objects[o] + " on " + targets[t];
       if (m.value("has_btf_ext", true) != s.value("has_btf_ext", true) || m.value("note", "") != s.value("note", ""))
         differences.push_back(pair + ": has_btf_ext or note differ");
@@ -132,7 +132,7 @@ void expect_agrees_with_single_runs(const json& doc, const std::vector<std::stri
           continue;
         }
         // No per-target field may leak into the record itself.
-        for (const char* f : {"status", "value", "reason", "guarded", "fails"})
+        for (const char* f : {"status", "value", "reason", "reachable", "programs", "fails"})
           if (mr.contains(f)) differences.push_back(pair + " record #" + std::to_string(i) + " has '" + f + "' outside results");
         json expected = result_part(sr);
         expected["target"] = targets[t];
@@ -216,7 +216,7 @@ bool holds_in_order(const std::string& line, const std::vector<std::string>& pie
 
 // The matrix of `objects` on `targets` against single-target runs of each pair.
 void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, const std::vector<std::string>& targets,
-                   bool allow_missing) {
+                   bool strict) {
   INFO("stdout:\n" << r.out << "stderr: " << r.err);
   const Matrix m = parse_matrix(r.out);
   CHECK(m.objects == objects);
@@ -227,7 +227,7 @@ void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, 
     CHECK(m.rows[t].first == targets[t]);
     REQUIRE(m.rows[t].second.size() == objects.size());
     for (std::size_t o = 0; o < objects.size(); ++o) {
-      const json& s = single(objects[o], targets[t], allow_missing);
+      const json& s = single(objects[o], targets[t], strict);
       const std::size_t n = failing_count(s);
       const std::string cell = s.contains("note") ? "-" : n == 0 ? "ok" : std::to_string(n) + " failing";
       INFO(objects[o] << " on " << targets[t]);
@@ -240,7 +240,7 @@ void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, 
   std::size_t k = 0;
   for (const std::string& obj : objects)
     for (const std::string& tgt : targets) {
-      const json& s = single(obj, tgt, allow_missing);
+      const json& s = single(obj, tgt, strict);
       if (failing_count(s) == 0) continue;
       INFO(obj << " on " << tgt);
       REQUIRE(k < m.failing.size());
@@ -348,15 +348,15 @@ TEST_CASE("several targets: a matrix of targets by objects, then what fails wher
   std::vector<std::string> objects = corpus_objects();
   objects.push_back(pahole_elf());
   const std::vector<std::string> targets = core_corpus_targets();
-  for (const bool allow_missing : {false, true}) {
+  for (const bool strict : {false, true}) {
     std::vector<std::string> args{"check"};
     args.insert(args.end(), objects.begin(), objects.end());
     for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
-    if (allow_missing) args.push_back("--allow-missing");
+    if (strict) args.push_back("--strict");
     const RunResult r = btfslim(args);
     INFO(command_line(args));
     CHECK(r.err.empty());
-    expect_matrix(r, objects, targets, allow_missing);
+    expect_matrix(r, objects, targets, strict);
   }
 }
 
@@ -364,12 +364,12 @@ TEST_CASE("several targets in JSON: per relocation one result per target, as sin
   std::vector<std::string> objects = corpus_objects();
   objects.push_back(pahole_elf());
   const std::vector<std::string> targets = core_corpus_targets();
-  for (const bool allow_missing : {false, true}) {
+  for (const bool strict : {false, true}) {
     std::vector<std::string> args = objects;
     for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
-    if (allow_missing) args.push_back("--allow-missing");
+    if (strict) args.push_back("--strict");
     INFO(command_line(args));
-    expect_agrees_with_single_runs(check_json(args), objects, targets, allow_missing);
+    expect_agrees_with_single_runs(check_json(args), objects, targets, strict);
   }
   // The order of the targets is the order given, the same target twice is two columns.
   const std::vector<std::string> reordered{core_target("missing"), core_target("moved"), core_target("missing")};
@@ -442,11 +442,12 @@ TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other f
   }
 }
 
-TEST_CASE("--allow-missing: a poisoned read behind a failing existence check does not fail", "[check-cli]") {
+TEST_CASE("dead code: a poisoned read no program reaches does not fail; --strict fails it", "[check-cli]") {
   // core_guarded.bpf.c: guarded_read reads c and a, each behind bpf_core_field_exists of the same
   // field; type_guarded_read reads sizes___guarded.ptr_field behind bpf_core_type_exists of its struct;
   // unguarded_read reads a with no check. The missing target lacks c and struct sizes; the errors
-  // target lacks both structs.
+  // target lacks both structs. (test_check_kernel.cc holds the verdicts to the kernel's, on many more
+  // idioms.)
   const std::string obj = guarded_object();
   const std::string missing = core_target("missing");
   const std::string errors = core_target("errors");
@@ -460,18 +461,18 @@ TEST_CASE("--allow-missing: a poisoned read behind a failing existence check doe
     CHECK(r.status == 0);
     CHECK_THAT(r.out, Contains("7 relocations: 7 ok\n"));
   }
-  SECTION("the only poisoned read is guarded: exit 1 without the flag, 0 with it") {
+  SECTION("the only poisoned reads are dead: exit 0, 1 with --strict") {
     const RunResult plain = btfslim({"check", obj, "--btf", missing});
-    const RunResult allowed = btfslim({"check", obj, "--btf", missing, "--allow-missing"});
-    INFO("without:\n" << plain.out << plain.err << "with:\n" << allowed.out << allowed.err);
-    CHECK(plain.status == 1);
-    CHECK(allowed.status == 0);
-    for (const RunResult* r : {&plain, &allowed}) {
-      CHECK_THAT(row_of(r->out, "guarded_read", "byte_off", accessor_c), Contains("poisoned (guarded)"));
+    const RunResult strict = btfslim({"check", obj, "--btf", missing, "--strict"});
+    INFO("without:\n" << plain.out << plain.err << "with:\n" << strict.out << strict.err);
+    CHECK(plain.status == 0);
+    CHECK(strict.status == 1);
+    for (const RunResult* r : {&plain, &strict}) {
+      CHECK_THAT(row_of(r->out, "guarded_read", "byte_off", accessor_c), Contains("poisoned (dead code)"));
       CHECK_THAT(row_of(r->out, "guarded_read", "field_exists", accessor_c), Contains(" 0 (was 1) "));
-      CHECK_THAT(row_of(r->out, "type_guarded_read", "byte_off", accessor_ptr), Contains("poisoned (guarded)"));
+      CHECK_THAT(row_of(r->out, "type_guarded_read", "byte_off", accessor_ptr), Contains("poisoned (dead code)"));
       CHECK_THAT(row_of(r->out, "unguarded_read", "byte_off", accessor_a), !Contains("POISONED"));
-      CHECK_THAT(r->out, Contains("7 relocations: 5 ok, 2 poisoned behind a failing existence check\n"));
+      CHECK_THAT(r->out, Contains("7 relocations: 5 ok, 2 poisoned in dead code\n"));
       CHECK_THAT(r->out, !Contains("POISONED"));
     }
 
@@ -480,57 +481,71 @@ TEST_CASE("--allow-missing: a poisoned read behind a failing existence check doe
     for (const json* doc : {&without, &with}) {
       const json& c = record_of(*doc, "guarded_read", "byte_off", "0:1");
       CHECK(c.value("status", "") == "poisoned");
-      CHECK(c.value("guarded", false) == true);
-      CHECK(c.value("fails", true) == (doc == &without));
+      CHECK(c.value("reachable", true) == false);
+      CHECK(!c.contains("programs"));
+      CHECK(c.value("fails", false) == (doc == &with));
       const json& ptr = record_of(*doc, "type_guarded_read", "byte_off", "0:0");
       CHECK(ptr.value("status", "") == "poisoned");
-      CHECK(ptr.value("guarded", false) == true);
-      CHECK(ptr.value("fails", true) == (doc == &without));
+      CHECK(ptr.value("reachable", true) == false);
+      CHECK(ptr.value("fails", false) == (doc == &with));
       CHECK(record_of(*doc, "type_guarded_read", "type_exists", "0").value("value", -1) == 0);
       CHECK(record_of(*doc, "guarded_read", "field_exists", "0:1").value("value", -1) == 0);
       CHECK(record_of(*doc, "unguarded_read", "byte_off", "0:0").value("status", "") == "ok");
     }
   }
-  SECTION("a guard counts only in its own function: exit 1 even with the flag") {
-    const RunResult allowed = btfslim({"check", obj, "--btf", errors, "--allow-missing"});
-    INFO(allowed.out << allowed.err);
-    CHECK(allowed.status == 1);
-    CHECK_THAT(row_of(allowed.out, "guarded_read", "byte_off", accessor_c), Contains("poisoned (guarded)"));
-    CHECK_THAT(row_of(allowed.out, "guarded_read", "byte_off", accessor_a), Contains("poisoned (guarded)"));
-    CHECK_THAT(row_of(allowed.out, "type_guarded_read", "byte_off", accessor_ptr), Contains("poisoned (guarded)"));
-    CHECK_THAT(row_of(allowed.out, "unguarded_read", "byte_off", accessor_a), Contains("POISONED"));
-    CHECK_THAT(allowed.out, Contains("7 relocations: 3 ok, 1 poisoned, 3 poisoned behind a failing existence check\n"));
+  SECTION("a poisoned read a program reaches fails: exit 1, and JSON names the program") {
+    const RunResult r = btfslim({"check", obj, "--btf", errors});
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    CHECK_THAT(row_of(r.out, "guarded_read", "byte_off", accessor_c), Contains("poisoned (dead code)"));
+    CHECK_THAT(row_of(r.out, "guarded_read", "byte_off", accessor_a), Contains("poisoned (dead code)"));
+    CHECK_THAT(row_of(r.out, "type_guarded_read", "byte_off", accessor_ptr), Contains("poisoned (dead code)"));
+    CHECK_THAT(row_of(r.out, "unguarded_read", "byte_off", accessor_a), Contains("POISONED"));
+    CHECK_THAT(r.out, Contains("7 relocations: 3 ok, 1 poisoned, 3 poisoned in dead code\n"));
 
-    const json& doc = single(obj, errors, true);
+    const json& doc = single(obj, errors, false);
     for (const char* access : {"0:0", "0:1"}) {
       const json& g = record_of(doc, "guarded_read", "byte_off", access);
       CHECK(g.value("status", "") == "poisoned");
-      CHECK(g.value("guarded", false) == true);
+      CHECK(g.value("reachable", true) == false);
       CHECK(g.value("fails", true) == false);
     }
     const json& ptr = record_of(doc, "type_guarded_read", "byte_off", "0:0");
-    CHECK(ptr.value("guarded", false) == true);
+    CHECK(ptr.value("reachable", true) == false);
     CHECK(ptr.value("fails", true) == false);
     const json& u = record_of(doc, "unguarded_read", "byte_off", "0:0");
     CHECK(u.value("status", "") == "poisoned");
-    CHECK(u.value("guarded", true) == false);
+    CHECK(u.value("reachable", false) == true);
+    CHECK(u.value("programs", json()) == json::array({"unguarded_read"}));
     CHECK(u.value("fails", false) == true);
   }
-  SECTION("in the matrix, the guarded cell is ok with the flag") {
+  SECTION("in the matrix, the dead cells are ok, and fail with --strict") {
     const std::vector<std::string> targets{core_target("moved"), missing, errors};
-    for (const bool allow_missing : {false, true}) {
+    for (const bool strict : {false, true}) {
       std::vector<std::string> args{"check", obj};
       for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
-      if (allow_missing) args.push_back("--allow-missing");
+      if (strict) args.push_back("--strict");
       const RunResult r = btfslim(args);
       INFO(command_line(args) << "\n" << r.out << r.err);
       const Matrix m = parse_matrix(r.out);
       REQUIRE(m.rows.size() == 3);
       CHECK(m.rows[0].second == std::vector<std::string>{"ok"});
-      CHECK(m.rows[1].second == std::vector<std::string>{allow_missing ? "ok" : "2 failing"});
-      CHECK(m.rows[2].second == std::vector<std::string>{allow_missing ? "1 failing" : "4 failing"});
+      CHECK(m.rows[1].second == std::vector<std::string>{strict ? "2 failing" : "ok"});
+      CHECK(m.rows[2].second == std::vector<std::string>{strict ? "4 failing" : "1 failing"});
       CHECK(r.status == 1);
+      if (strict)
+        CHECK_THAT(r.out, Contains("poisoned (in dead code)"));
+      else
+        CHECK_THAT(r.out, !Contains("dead code"));
     }
+  }
+  SECTION("--allow-missing is accepted, does nothing, and says so") {
+    const RunResult r = btfslim({"check", obj, "--btf", missing, "--allow-missing"});
+    CHECK(r.status == 0);
+    CHECK(r.out == btfslim({"check", obj, "--btf", missing}).out);
+    CHECK(r.err ==
+          "btfslim: note: --allow-missing is deprecated and does nothing: a poisoned relocation in dead code no longer "
+          "fails the check (--strict fails it)\n");
   }
   SECTION("libbpf poisons exactly what check says it does") {
     if (const std::string why = bpf_unavailable_reason(); !why.empty()) return skip(why);
@@ -692,7 +707,7 @@ TEST_CASE("check prints the same bytes every time", "[check-cli]") {
   runs.push_back(many);
   std::vector<std::string> dir_run{"check"};
   dir_run.insert(dir_run.end(), objects.begin(), objects.end());
-  dir_run.insert(dir_run.end(), {"--btf", kernels, "--allow-missing"});
+  dir_run.insert(dir_run.end(), {"--btf", kernels, "--strict"});
   runs.push_back(dir_run);
   for (const auto& t : core_corpus_targets()) {
     std::vector<std::string> one{"check"};

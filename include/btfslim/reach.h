@@ -1,0 +1,94 @@
+// Which instructions of a BPF object the kernel's verifier reaches once libbpf has relocated it for a
+// target: a poisoned relocation fails the load only there.
+//
+// libbpf replaces a relocation it cannot resolve by a call to an invalid helper, and resolves
+// existence, size and match checks to constants; the verifier decides branches on constants and never
+// visits what they cut off. BpfCode reads a BPF object's code once (every executable section, its
+// programs and subprograms, the ELF relocations of calls and data); reachability() then explores each
+// program as the verifier does, with the relocated values of one target (src/core/reach.cc says how
+// and what it leaves out).
+#pragma once
+
+#include "btfslim/core.h"
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace btfslim {
+
+// One decoded instruction (struct bpf_insn), in the object's byte order.
+struct BpfInsn {
+  std::uint8_t code = 0, dst = 0, src = 0;
+  std::int16_t off = 0;
+  std::int32_t imm = 0;
+};
+
+class BpfCode {
+ public:
+  // Throws InputError where the ELF cannot be read.
+  explicit BpfCode(const BpfObject& object);
+
+  // An entry program: a function of an executable section other than .text (libbpf's rule; .text
+  // holds subprograms, appended to the programs that call them). Programs of "?SEC" sections, which
+  // libbpf loads only when asked, are programs too: a loader asks for them.
+  struct Program {
+    std::string_view name, section;
+    std::uint32_t entry = 0;  // instruction index in the image
+  };
+  const std::vector<Program>& programs() const { return programs_; }
+
+  // What the ELF relocations and symbols say about an instruction.
+  enum class Ref : std::uint8_t {
+    None,
+    StaticCall,  // bpf-to-bpf call the verifier follows: `target`
+    GlobalCall,  // call of a global subprogram: verified on its own, `target`
+    ExternCall,  // kfunc: like a helper
+    BadCall,     // a call libbpf cannot link: an opaque call here
+    FuncAddr,    // ld_imm64 of a subprogram's address (a callback): `target`
+    Rodata,      // ld_imm64 of read-only data: section `target`, byte `offset`
+    Data,        // ld_imm64 of any other map, extern or data: an unknown pointer
+  };
+  struct InsnRef {
+    Ref ref = Ref::None;
+    std::uint32_t target = 0;
+    std::uint64_t offset = 0;
+  };
+
+  std::span<const BpfInsn> insns() const { return insns_; }
+  const InsnRef& ref(std::uint32_t pc) const { return refs_[pc]; }
+  bool big_endian() const { return big_endian_; }
+  // Instructions where paths meet (jump targets, function entries, returns from calls).
+  bool joins(std::uint32_t pc) const { return joins_[pc]; }
+  // The relocation's instruction in the image; kNoInsn when its section is not code.
+  static constexpr std::uint32_t kNoInsn = UINT32_MAX;
+  std::uint32_t insn_of(std::size_t relocation) const { return reloc_insn_[relocation]; }
+  // The bytes of read-only data section `section` (an ELF section index).
+  std::span<const std::uint8_t> rodata(std::uint32_t section) const;
+
+ private:
+  std::vector<BpfInsn> insns_;
+  std::vector<InsnRef> refs_;
+  std::vector<bool> joins_;
+  std::vector<Program> programs_;
+  std::vector<std::uint32_t> reloc_insn_;
+  std::vector<std::pair<std::uint32_t, std::span<const std::uint8_t>>> rodata_;
+  bool big_endian_ = false;
+};
+
+struct ProgramReach {
+  std::vector<std::uint32_t> relocations;  // the relocations whose instruction it reaches, ascending
+  bool exact = true;  // false when it met its budget: states were merged, more is reached than the verifier sees
+};
+
+struct Reachability {
+  std::vector<bool> reached;            // per relocation: some program reaches its instruction
+  std::vector<ProgramReach> programs;   // per BpfCode::programs()
+};
+
+// For each program of `code`, what the verifier reaches with the values of `results` (one per
+// relocation of the object, as resolve_object gives them).
+Reachability reachability(const BpfCode& code, std::span<const CoreResult> results);
+
+}  // namespace btfslim

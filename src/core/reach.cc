@@ -1,0 +1,1071 @@
+// Reachability: which instructions the verifier explores once libbpf has relocated an object.
+//
+// libbpf resolves existence, size and match checks to constants and replaces a relocation it cannot
+// resolve by a call to an invalid helper (0xbad2310). The verifier walks every path of a program,
+// deciding a conditional jump when both operands are known; a poisoned call fails the load only when a
+// path reaches it, and the code a decided jump cuts off is removed unseen. So "does this object load?"
+// is a question about paths, not about relocations: `if (bpf_core_field_exists(new->f)) read new; else
+// read old;` reads the old field only on a path the verifier never takes on a new kernel.
+//
+// How: per program, a path-sensitive walk over (instruction, state) pairs, as the verifier's own, with
+// the state it needs to decide such branches: constants in registers, constant stack slots (spills of
+// any size at 8-byte aligned slots, zeroed bytes, as the verifier tracks them), pointers into the stack
+// (so that a write through one updates its slot, and a helper given one forgets what it may overwrite),
+// pointers into read-only data (.rodata is frozen by the loader, and the verifier reads constants from
+// it: we read the file's values, what a loader that sets none loads). ALU on constants as the CPU
+// computes it (32-bit results zero-extended), jumps of both classes, bpf-to-bpf calls into static
+// subprograms with the callee's frame on the state (up to the verifier's 8 frames), global
+// subprograms verified on their own from their first call (the verifier treats their call as opaque),
+// callbacks (a subprogram's address taken) as entries of their own, helpers and kfuncs clobbering
+// r0-r5. After an equality test against a constant the register holds that constant on the equal edge.
+//
+// Paths meet at jump targets and calls' returns: there a state seen before stops the walk. Past
+// kStatesPerInsn states at one instruction, or past the step budget for the whole program, states
+// that meet are merged (values that differ become unknown), which only reaches more: the walk then
+// ends in time linear in the code times the lattice's height. Past a second budget, everything the
+// program's control flow can reach counts as reached. A reached instruction is reported as reached;
+// one not reached is dead: the analysis errs towards reaching, so that dead code is never claimed where
+// the verifier goes.
+//
+// What it does not model, each making it reach more than the verifier, never less: value ranges
+// (the verifier also decides `if (x > 255)` after a byte load), equal-register links, pointer non-null
+// facts except for the stack and read-only data, callbacks' arguments (the verifier passes the
+// caller's stack to bpf_loop's callback), .kconfig values (taken as unknown: they are the running
+// kernel's), and helpers' precise memory effects beyond a short table.
+//
+// The verifier it follows is a recent one (6.8 and later, as the tests' kernel). Older ones track less
+// and may reach what this calls dead: narrow spills (before 5.16), stored immediates (BPF_ST, before
+// 6.3), and every global subprogram libbpf appends is verified, called from live code or not (before
+// 6.8; here one is followed only from a call the walk reaches).
+#include "btfslim/reach.h"
+
+#include "btfslim/error.h"
+#include "btfslim/input.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace btfslim {
+namespace {
+
+constexpr std::uint32_t kInsnSize = 8;
+constexpr std::uint32_t kNoInsn = BpfCode::kNoInsn;
+
+// Instruction classes, operations and modes (uapi linux/bpf_common.h, linux/bpf.h).
+constexpr std::uint8_t kLd = 0x00, kLdx = 0x01, kSt = 0x02, kStx = 0x03, kAlu = 0x04, kJmp = 0x05, kJmp32 = 0x06,
+                       kAlu64 = 0x07;
+constexpr std::uint8_t kSrcX = 0x08;
+constexpr std::uint8_t kLdImm64 = 0x18, kCall = 0x85;
+constexpr std::uint8_t kModeMem = 0x60, kModeMemSx = 0x80, kModeAtomic = 0xc0;
+constexpr std::uint8_t kJa = 0x00, kJeq = 0x10, kJgt = 0x20, kJge = 0x30, kJset = 0x40, kJne = 0x50, kJsgt = 0x60,
+                       kJsge = 0x70, kCallOp = 0x80, kExit = 0x90, kJlt = 0xa0, kJle = 0xb0, kJslt = 0xc0,
+                       kJsle = 0xd0, kJcond = 0xe0;
+constexpr std::uint8_t kAdd = 0x00, kSub = 0x10, kMul = 0x20, kDiv = 0x30, kOr = 0x40, kAnd = 0x50, kLsh = 0x60,
+                       kRsh = 0x70, kNeg = 0x80, kMod = 0x90, kXor = 0xa0, kMov = 0xb0, kArsh = 0xc0, kEnd = 0xd0;
+constexpr std::uint8_t kPseudoCall = 1, kPseudoKfuncCall = 2, kPseudoFunc = 4;
+constexpr int kMaxFrames = 8;     // the verifier's MAX_CALL_FRAMES
+constexpr int kStackSize = 512;   // MAX_BPF_STACK, per frame
+constexpr std::uint32_t kStatesPerInsn = 16;
+constexpr std::uint64_t kExactSteps = 4'000'000;    // then states merge at every meeting point
+constexpr std::uint64_t kMergedSteps = 16'000'000;  // then the control flow alone decides
+
+BpfInsn decode(const std::uint8_t* p, bool big_endian) {
+  const ByteOrder order(big_endian != (std::endian::native == std::endian::big));
+  BpfInsn i;
+  i.code = p[0];
+  // struct bpf_insn's bitfields: dst_reg is the low nibble on little-endian, the high one on big-endian.
+  i.dst = big_endian ? p[1] >> 4 : p[1] & 0x0f;
+  i.src = big_endian ? p[1] & 0x0f : p[1] >> 4;
+  i.off = static_cast<std::int16_t>(order.u16(p + 2));
+  i.imm = static_cast<std::int32_t>(order.u32(p + 4));
+  return i;
+}
+
+bool is_rodata(std::string_view name) { return name == ".rodata" || name.starts_with(".rodata."); }
+
+}  // namespace
+
+BpfCode::BpfCode(const BpfObject& object) {
+  const ElfFile& elf = object.elf();
+  big_endian_ = elf.big_endian();
+  const std::vector<ElfFile::Section> sections = elf.sections();
+  const std::vector<ElfFile::TableSymbol> symbols = elf.symbol_table();
+
+  // Every executable section, one after the other in one image.
+  struct Code {
+    std::uint32_t index, base, count;
+  };
+  std::vector<Code> code;
+  std::vector<std::uint32_t> base(sections.size(), kNoInsn);
+  std::uint32_t text = 0;
+  for (std::uint32_t s = 1; s < sections.size(); ++s) {
+    const ElfFile::Section& sec = sections[s];
+    if (sec.type != 1 /* SHT_PROGBITS */ || !(sec.flags & 0x4 /* SHF_EXECINSTR */) || sec.bytes.size() < kInsnSize)
+      continue;
+    const std::uint32_t count = static_cast<std::uint32_t>(sec.bytes.size() / kInsnSize);
+    base[s] = static_cast<std::uint32_t>(insns_.size());
+    code.push_back({s, base[s], count});
+    for (std::uint32_t i = 0; i < count; ++i) insns_.push_back(decode(sec.bytes.data() + i * kInsnSize, big_endian_));
+    if (sec.name == ".text") text = s;
+    if (insns_.size() > UINT32_MAX / 2) fail(object.path(), "too many instructions");
+  }
+  for (std::uint32_t s = 1; s < sections.size(); ++s)
+    if (is_rodata(sections[s].name)) rodata_.emplace_back(s, sections[s].bytes);
+
+  const std::uint32_t n = static_cast<std::uint32_t>(insns_.size());
+  refs_.assign(n, {});
+  joins_.assign(n, false);
+  auto section_end = [&](std::uint32_t pc) {
+    for (const Code& c : code)
+      if (pc >= c.base && pc < c.base + c.count) return c.base + c.count;
+    return pc;
+  };
+
+  // Functions, and which are global: the verifier checks a global subprogram on its own (libbpf makes
+  // a hidden one static, as the BTF it loads says).
+  std::unordered_map<std::uint32_t, bool> global;  // entry -> global
+  for (const ElfFile::TableSymbol& sym : symbols) {
+    if (sym.type != 2 /* STT_FUNC */ || sym.section >= base.size() || base[sym.section] == kNoInsn) continue;
+    if (sym.value % kInsnSize != 0) continue;
+    const std::uint64_t at = base[sym.section] + sym.value / kInsnSize;
+    if (at >= n) continue;
+    const std::uint32_t pc = static_cast<std::uint32_t>(at);
+    const bool exported = (sym.bind == 1 /* STB_GLOBAL */ || sym.bind == 2 /* STB_WEAK */) &&
+                          sym.visibility != 2 /* STV_HIDDEN */ && sym.visibility != 1 /* STV_INTERNAL */;
+    global[pc] = exported;
+    joins_[pc] = true;
+    if (sym.section != text) {
+      const std::string_view sec = sections[sym.section].name;
+      programs_.push_back({sym.name, sec, pc});
+    }
+  }
+  std::sort(programs_.begin(), programs_.end(), [](const Program& a, const Program& b) { return a.entry < b.entry; });
+
+  auto call_to = [&](std::uint32_t pc, std::int64_t target, std::uint32_t end) {
+    if (target < 0 || target >= end || target >= n) {
+      refs_[pc] = {Ref::BadCall, 0, 0};
+      return;
+    }
+    const auto t = static_cast<std::uint32_t>(target);
+    const auto it = global.find(t);
+    refs_[pc] = {it != global.end() && it->second ? Ref::GlobalCall : Ref::StaticCall, t, 0};
+    joins_[t] = true;
+    if (pc + 1 < n) joins_[pc + 1] = true;
+  };
+
+  // What the ELF relocations link: calls into .text, kfuncs, subprogram addresses, data.
+  std::vector<bool> relocated(n, false);
+  for (std::uint32_t s = 1; s < sections.size(); ++s) {
+    if (sections[s].type != 9 /* SHT_REL */ || sections[s].info >= base.size() || base[sections[s].info] == kNoInsn)
+      continue;
+    const std::uint32_t b = base[sections[s].info];
+    const std::uint32_t end = section_end(b);
+    for (const ElfFile::Relocation& rel : elf.relocations(s)) {
+      if (rel.offset % kInsnSize != 0 || rel.offset / kInsnSize >= end - b || rel.symbol >= symbols.size()) continue;
+      const std::uint32_t pc = b + static_cast<std::uint32_t>(rel.offset / kInsnSize);
+      const ElfFile::TableSymbol& sym = symbols[rel.symbol];
+      const BpfInsn& in = insns_[pc];
+      relocated[pc] = true;
+      if (in.code == kCall) {
+        if (sym.section == 0) {
+          refs_[pc] = {Ref::ExternCall, 0, 0};
+        } else if (sym.section == text && text != 0) {
+          // libbpf: the symbol's instruction plus imm + 1 (imm is -1 for a global function, the
+          // function's place in the section for a static one called through the section symbol).
+          const std::uint32_t tb = base[text];
+          call_to(pc, tb + static_cast<std::int64_t>(sym.value / kInsnSize) + in.imm + 1, section_end(tb));
+          if (refs_[pc].ref != Ref::BadCall && refs_[pc].target < tb) refs_[pc] = {Ref::BadCall, 0, 0};
+        } else {
+          refs_[pc] = {Ref::BadCall, 0, 0};
+        }
+      } else if (in.code == kLdImm64) {
+        const std::int64_t byte = static_cast<std::int64_t>(sym.value) + in.imm;
+        if (sym.section == 0 || sym.section >= sections.size()) {
+          refs_[pc] = {Ref::Data, 0, 0};
+        } else if (base[sym.section] != kNoInsn && byte >= 0 && byte % kInsnSize == 0 &&
+                   base[sym.section] + byte / kInsnSize < section_end(base[sym.section])) {
+          const auto t = static_cast<std::uint32_t>(base[sym.section] + byte / kInsnSize);
+          refs_[pc] = {Ref::FuncAddr, t, 0};
+          joins_[t] = true;
+        } else if (is_rodata(sections[sym.section].name) && byte >= 0) {
+          refs_[pc] = {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)};
+        } else {
+          refs_[pc] = {Ref::Data, 0, 0};
+        }
+      }
+    }
+  }
+
+  // Calls and addresses within a section, and every jump target.
+  for (const Code& c : code) {
+    const std::uint32_t end = c.base + c.count;
+    for (std::uint32_t pc = c.base; pc < end; ++pc) {
+      const BpfInsn& in = insns_[pc];
+      const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+      if (in.code == kLdImm64) {
+        if (!relocated[pc] && in.src == kPseudoFunc) {
+          const std::int64_t t = std::int64_t{pc} + in.imm + 1;
+          if (t >= c.base && t < end) {
+            refs_[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
+            joins_[static_cast<std::size_t>(t)] = true;
+          }
+        }
+        ++pc;  // the second half is no instruction of its own
+        continue;
+      }
+      if (cls != kJmp && cls != kJmp32) continue;
+      if (op == kCallOp) {
+        if (in.code == kCall && in.src == kPseudoCall && !relocated[pc]) call_to(pc, std::int64_t{pc} + in.imm + 1, end);
+        continue;
+      }
+      if (op == kExit) continue;
+      const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
+      if (t >= c.base && t < end) joins_[static_cast<std::size_t>(t)] = true;
+    }
+  }
+
+  // Where each CO-RE relocation's instruction is: its section's, by name, as libbpf finds it.
+  reloc_insn_.reserve(object.relocations().size());
+  for (const CoreRelocation& r : object.relocations()) {
+    const std::string_view name = object.sections()[r.section].name;
+    std::uint32_t at = kNoInsn;
+    for (const Code& c : code)
+      if (sections[c.index].name == name) {
+        if (r.insn_off / kInsnSize < c.count) at = c.base + r.insn_off / kInsnSize;
+        break;
+      }
+    reloc_insn_.push_back(at);
+  }
+}
+
+std::span<const std::uint8_t> BpfCode::rodata(std::uint32_t section) const {
+  for (const auto& [index, bytes] : rodata_)
+    if (index == section) return bytes;
+  return {};
+}
+
+namespace {
+
+// ---- the abstract state ----
+
+enum class Kind : std::uint8_t {
+  Scalar,    // some number (not a pointer into the stack)
+  Const,     // this number
+  Stack,     // frame `frame`'s stack pointer plus `v` (negative)
+  StackAny,  // somewhere in frame `frame`'s stack
+  Rodata,    // read-only data section `section`, byte `v`
+  Top,       // anything, a pointer into any stack included
+};
+
+struct Value {
+  Kind kind = Kind::Scalar;
+  std::uint8_t frame = 0;
+  std::uint32_t section = 0;
+  std::uint64_t v = 0;
+  bool operator==(const Value&) const = default;
+};
+
+Value scalar() { return {}; }
+Value constant(std::uint64_t v) { return {Kind::Const, 0, 0, v}; }
+bool stackish(const Value& v) { return v.kind == Kind::Stack || v.kind == Kind::StackAny || v.kind == Kind::Top; }
+
+Value join(const Value& a, const Value& b) {
+  if (a == b) return a;
+  if (a.kind == Kind::Top || b.kind == Kind::Top) return {Kind::Top};
+  if (stackish(a) || stackish(b)) {
+    if (stackish(a) && stackish(b) && a.frame == b.frame) return {Kind::StackAny, a.frame};
+    return {Kind::Top};
+  }
+  return scalar();
+}
+
+// An 8-byte stack slot the verifier knows something about (others hold unknown bytes).
+struct Slot {
+  std::uint8_t frame = 0;
+  std::int16_t off = 0;     // 8-aligned, negative: the slot's lowest byte from the frame's top
+  std::uint8_t spill = 0;   // bytes of a register spilled there (0: none)
+  std::uint8_t zero = 0;    // bit i: byte off + i is zero (outside a spill)
+  Value value;              // the spilled register
+  bool operator==(const Slot&) const = default;
+  bool empty() const { return spill == 0 && zero == 0; }
+};
+
+struct Frame {
+  Value regs[11];
+  std::uint32_t function = 0;          // its entry, against recursion
+  std::uint32_t return_pc = kNoInsn;   // in the caller
+  bool operator==(const Frame&) const = default;
+};
+
+struct State {
+  std::vector<Frame> frames;  // the current frame last
+  std::vector<Slot> stack;    // sorted by (frame, off)
+  bool operator==(const State&) const = default;
+};
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdULL;
+}
+
+std::uint64_t hash_value(std::uint64_t h, const Value& v) {
+  return mix(mix(h, static_cast<std::uint64_t>(v.kind) | std::uint64_t{v.frame} << 8 | std::uint64_t{v.section} << 16),
+             v.v);
+}
+
+std::uint64_t hash_state(std::uint32_t pc, const State& s) {
+  std::uint64_t h = mix(0x1234567, pc);
+  for (const Frame& f : s.frames) {
+    h = mix(h, std::uint64_t{f.function} << 32 | f.return_pc);
+    for (const Value& r : f.regs) h = hash_value(h, r);
+  }
+  for (const Slot& sl : s.stack)
+    h = hash_value(mix(h, std::uint64_t{sl.frame} << 40 | std::uint64_t{static_cast<std::uint16_t>(sl.off)} << 16 |
+                              std::uint64_t{sl.spill} << 8 | sl.zero),
+                   sl.value);
+  return h;
+}
+
+std::uint64_t hash_chain(const State& s) {
+  std::uint64_t h = 0;
+  for (const Frame& f : s.frames) h = mix(h, std::uint64_t{f.function} << 32 | f.return_pc);
+  return h;
+}
+
+bool same_chain(const State& a, const State& b) {
+  if (a.frames.size() != b.frames.size()) return false;
+  for (std::size_t i = 0; i < a.frames.size(); ++i)
+    if (a.frames[i].function != b.frames[i].function || a.frames[i].return_pc != b.frames[i].return_pc) return false;
+  return true;
+}
+
+Slot join_slots(const Slot& x, const Slot& y) {
+  if (x == y) return x;
+  Slot j = x;
+  if (x.spill && x.spill == y.spill) {
+    j.value = join(x.value, y.value);
+    j.zero = x.zero & y.zero;
+    return j;
+  }
+  if ((x.spill && stackish(x.value)) || (y.spill && stackish(y.value))) {
+    j.spill = 8;
+    j.zero = 0;
+    j.value = {Kind::Top};
+    return j;
+  }
+  j.spill = 0;
+  j.value = scalar();
+  j.zero = (x.spill ? 0 : x.zero) & (y.spill ? 0 : y.zero);
+  return j;
+}
+
+// The join of two states of the same call chain: what holds on both.
+State join(const State& a, const State& b) {
+  State j;
+  j.frames = a.frames;
+  for (std::size_t f = 0; f < j.frames.size(); ++f)
+    for (int r = 0; r < 11; ++r) j.frames[f].regs[r] = join(a.frames[f].regs[r], b.frames[f].regs[r]);
+  auto key = [](const Slot& s) { return std::pair(s.frame, s.off); };
+  std::size_t i = 0, k = 0;
+  while (i < a.stack.size() || k < b.stack.size()) {
+    Slot none;
+    Slot s;
+    if (k == b.stack.size() || (i < a.stack.size() && key(a.stack[i]) < key(b.stack[k]))) {
+      none.frame = a.stack[i].frame;
+      none.off = a.stack[i].off;
+      s = join_slots(a.stack[i++], none);
+    } else if (i == a.stack.size() || key(b.stack[k]) < key(a.stack[i])) {
+      none.frame = b.stack[k].frame;
+      none.off = b.stack[k].off;
+      s = join_slots(none, b.stack[k++]);
+    } else {
+      s = join_slots(a.stack[i++], b.stack[k++]);
+    }
+    if (!s.empty()) j.stack.push_back(s);
+  }
+  return j;
+}
+
+// ---- arithmetic on constants, as the BPF ISA defines it ----
+
+std::uint64_t sext(std::uint64_t v, int bits) {
+  if (bits >= 64) return v;
+  const std::uint64_t m = std::uint64_t{1} << (bits - 1);
+  v &= (m << 1) - 1;
+  return (v ^ m) - m;
+}
+
+std::uint64_t bswap(std::uint64_t v, int bits) {
+  switch (bits) {
+    case 16: return __builtin_bswap16(static_cast<std::uint16_t>(v));
+    case 32: return __builtin_bswap32(static_cast<std::uint32_t>(v));
+    default: return __builtin_bswap64(v);
+  }
+}
+
+// `a op b` on 64 or 32 bits; false where the verifier would not know the result.
+bool alu_const(std::uint8_t op, bool is64, std::int16_t off, std::uint64_t a, std::uint64_t b, bool big_endian,
+               std::int32_t imm, bool to_be, std::uint64_t& out) {
+  if (op == kEnd) {
+    const int width = imm == 16 || imm == 32 || imm == 64 ? imm : 0;
+    if (!width) return false;
+    // BPF_ALU's to_le/to_be convert from the machine's order; BPF_ALU64's swaps unconditionally.
+    const bool swap = is64 || to_be != big_endian;
+    out = swap ? bswap(a, width) : (width == 64 ? a : a & ((std::uint64_t{1} << width) - 1));
+    return true;
+  }
+  const int bits = is64 ? 64 : 32;
+  const std::uint64_t mask = is64 ? ~std::uint64_t{0} : 0xffffffffULL;
+  a &= mask;
+  b &= mask;
+  const bool sgn = off == 1;
+  auto sa = static_cast<std::int64_t>(sext(a, bits)), sb = static_cast<std::int64_t>(sext(b, bits));
+  std::uint64_t r = 0;
+  switch (op) {
+    case kAdd: r = a + b; break;
+    case kSub: r = a - b; break;
+    case kMul: r = a * b; break;
+    case kDiv:
+      if (b == 0) r = 0;
+      else if (!sgn) r = a / b;
+      else if (sb == -1) r = static_cast<std::uint64_t>(0) - a;
+      else r = static_cast<std::uint64_t>(sa / sb);
+      break;
+    case kMod:
+      if (b == 0) r = a;
+      else if (!sgn) r = a % b;
+      else if (sb == -1) r = 0;
+      else r = static_cast<std::uint64_t>(sa % sb);
+      break;
+    case kOr: r = a | b; break;
+    case kAnd: r = a & b; break;
+    case kXor: r = a ^ b; break;
+    case kLsh:
+      if (b >= static_cast<std::uint64_t>(bits)) return false;
+      r = a << b;
+      break;
+    case kRsh:
+      if (b >= static_cast<std::uint64_t>(bits)) return false;
+      r = a >> b;
+      break;
+    case kArsh:
+      if (b >= static_cast<std::uint64_t>(bits)) return false;
+      r = static_cast<std::uint64_t>(sa >> b);
+      break;
+    case kNeg: r = static_cast<std::uint64_t>(0) - a; break;
+    case kMov:
+      r = off == 8 || off == 16 || off == 32 ? sext(b, off) : b;
+      break;
+    default: return false;
+  }
+  out = r & mask;
+  return true;
+}
+
+// Whether a conditional jump is taken: 1, 0, or -1 when the operands do not decide it.
+int decide(std::uint8_t op, bool is32, const Value& a, const Value& b) {
+  if (a.kind == Kind::Const && b.kind == Kind::Const) {
+    std::uint64_t x = a.v, y = b.v;
+    std::int64_t sx = static_cast<std::int64_t>(x), sy = static_cast<std::int64_t>(y);
+    if (is32) {
+      x &= 0xffffffffULL;
+      y &= 0xffffffffULL;
+      sx = static_cast<std::int32_t>(x);
+      sy = static_cast<std::int32_t>(y);
+    }
+    switch (op) {
+      case kJeq: return x == y;
+      case kJne: return x != y;
+      case kJgt: return x > y;
+      case kJge: return x >= y;
+      case kJlt: return x < y;
+      case kJle: return x <= y;
+      case kJsgt: return sx > sy;
+      case kJsge: return sx >= sy;
+      case kJslt: return sx < sy;
+      case kJsle: return sx <= sy;
+      case kJset: return (x & y) != 0;
+      default: return -1;
+    }
+  }
+  // A pointer into the stack or into read-only data is never null.
+  const bool ptr = a.kind == Kind::Stack || a.kind == Kind::StackAny || a.kind == Kind::Rodata;
+  if (!is32 && ptr && b.kind == Kind::Const && b.v == 0) {
+    if (op == kJeq) return 0;
+    if (op == kJne) return 1;
+  }
+  return -1;
+}
+
+// What a helper does to memory its arguments point to: nothing, or writes (ptr register, size
+// register) bytes; unknown helpers may write anywhere above a stack pointer they are given.
+struct HelperMemory {
+  bool reads_only = false;
+  int ptr = 0, size = 0;  // registers of a sized write
+};
+
+HelperMemory helper_memory(std::int32_t id) {
+  switch (id) {
+    case 1:    // map_lookup_elem
+    case 2:    // map_update_elem
+    case 3:    // map_delete_elem
+    case 6:    // trace_printk
+    case 25:   // perf_event_output
+    case 87:   // map_push_elem
+    case 130:  // ringbuf_output
+    case 177:  // trace_vprintk
+      return {true, 0, 0};
+    case 4:    // probe_read
+    case 16:   // get_current_comm
+    case 45:   // probe_read_str
+    case 112:  // probe_read_user
+    case 113:  // probe_read_kernel
+    case 114:  // probe_read_user_str
+    case 115:  // probe_read_kernel_str
+      return {false, 1, 2};
+    case 26:   // skb_load_bytes
+    case 68:   // skb_load_bytes_relative
+      return {false, 3, 4};
+    case 67:   // get_stack
+      return {false, 2, 3};
+    default:
+      return {};
+  }
+}
+
+// ---- the walk ----
+
+struct Patch {
+  enum : std::uint8_t { None, Value, Poison } kind = None;
+  std::uint64_t value = 0;
+};
+
+class Walk {
+ public:
+  Walk(const BpfCode& code, const std::vector<Patch>& patches)
+      : code_(code), insns_(code.insns()), patches_(patches), reached_(insns_.size(), false) {}
+
+  void run(std::uint32_t entry);
+  bool reached(std::uint32_t pc) const { return reached_[pc]; }
+  bool exact() const { return mode_ == Mode::Exact; }
+
+ private:
+  enum class Mode { Exact, Merged, Flow };
+  struct Work {
+    std::uint32_t pc;
+    State state;
+  };
+
+  void walk(std::uint32_t pc, State& st);
+  bool admit(std::uint32_t pc, State& st);
+  void flow();
+  void add_entry(std::uint32_t pc) {
+    if (entry_set_.insert(pc).second) entries_.push_back(pc);
+  }
+
+  // Stack memory.
+  void store(State& st, const Value& ptr, std::int64_t off, int size, const Value& v);
+  Value load(const State& st, const Value& ptr, std::int64_t off, int size, bool sign) const;
+  void forget(State& st, std::uint8_t frame, std::int64_t lo, std::int64_t hi);
+  void forget_through(State& st, const Value& ptr, std::int64_t size = -1);
+  void call_clobbers(State& st, HelperMemory mem);
+
+  const BpfCode& code_;
+  std::span<const BpfInsn> insns_;
+  const std::vector<Patch>& patches_;
+  std::vector<bool> reached_;
+  std::vector<std::uint32_t> entries_;
+  std::unordered_set<std::uint32_t> entry_set_;
+  std::vector<Work> work_;
+  std::unordered_set<std::uint64_t> seen_;
+  std::unordered_map<std::uint32_t, std::uint32_t> states_at_;
+  std::unordered_map<std::uint64_t, std::vector<State>> merged_;
+  std::uint64_t steps_ = 0;
+  Mode mode_ = Mode::Exact;
+};
+
+Slot* find_slot(State& st, std::uint8_t frame, std::int16_t off) {
+  auto it = std::lower_bound(st.stack.begin(), st.stack.end(), std::pair(frame, off),
+                             [](const Slot& s, const std::pair<std::uint8_t, std::int16_t>& k) {
+                               return std::pair(s.frame, s.off) < k;
+                             });
+  if (it != st.stack.end() && it->frame == frame && it->off == off) return &*it;
+  Slot s;
+  s.frame = frame;
+  s.off = off;
+  return &*st.stack.insert(it, s);
+}
+
+const Slot* find_slot(const State& st, std::uint8_t frame, std::int16_t off) {
+  auto it = std::lower_bound(st.stack.begin(), st.stack.end(), std::pair(frame, off),
+                             [](const Slot& s, const std::pair<std::uint8_t, std::int16_t>& k) {
+                               return std::pair(s.frame, s.off) < k;
+                             });
+  return it != st.stack.end() && it->frame == frame && it->off == off ? &*it : nullptr;
+}
+
+void drop_empty(State& st) {
+  st.stack.erase(std::remove_if(st.stack.begin(), st.stack.end(), [](const Slot& s) { return s.empty(); }),
+                 st.stack.end());
+}
+
+void Walk::forget(State& st, std::uint8_t frame, std::int64_t lo, std::int64_t hi) {
+  st.stack.erase(std::remove_if(st.stack.begin(), st.stack.end(),
+                                [&](const Slot& s) { return s.frame == frame && s.off + 8 > lo && s.off < hi; }),
+                 st.stack.end());
+}
+
+// A write through `ptr` (a helper's, a global function's) of `size` bytes, or of unknown extent (-1):
+// what lies from there to the top of its frame may be overwritten.
+void Walk::forget_through(State& st, const Value& ptr, std::int64_t size) {
+  switch (ptr.kind) {
+    case Kind::Stack: {
+      const auto lo = static_cast<std::int64_t>(ptr.v);
+      forget(st, ptr.frame, lo, size < 0 ? 0 : lo + size);
+      break;
+    }
+    case Kind::StackAny:
+      forget(st, ptr.frame, -kStackSize, 0);
+      break;
+    case Kind::Top:
+      st.stack.clear();
+      break;
+    default:
+      break;
+  }
+}
+
+void Walk::store(State& st, const Value& ptr, std::int64_t off, int size, const Value& v) {
+  if (ptr.kind == Kind::StackAny || ptr.kind == Kind::Top) {
+    forget_through(st, ptr);
+    return;
+  }
+  if (ptr.kind != Kind::Stack) return;
+  const std::int64_t at = static_cast<std::int64_t>(ptr.v) + off;
+  if (at < -kStackSize || at + size > 0) return;  // the verifier rejects it
+  const std::int64_t base = at - ((at % 8) + 8) % 8;
+  Slot* s = find_slot(st, ptr.frame, static_cast<std::int16_t>(base));
+  const bool pointer = stackish(v) || v.kind == Kind::Rodata;
+  const unsigned bytes = ((1u << size) - 1) << (at - base);
+  if (at == base && (!pointer || size == 8)) {
+    // A spill: the verifier keeps the register, of any size at an aligned slot.
+    s->spill = static_cast<std::uint8_t>(size);
+    s->value = v;
+    s->zero &= static_cast<std::uint8_t>(~bytes);
+  } else {
+    // Bytes: the spill there is gone, zeros are remembered.
+    if (s->spill) {
+      s->spill = 0;
+      s->value = scalar();
+      s->zero = 0;
+    }
+    if (v.kind == Kind::Const && (v.v & (size == 8 ? ~0ULL : (1ULL << (8 * size)) - 1)) == 0)
+      s->zero |= static_cast<std::uint8_t>(bytes);
+    else
+      s->zero &= static_cast<std::uint8_t>(~bytes);
+  }
+  if (s->empty()) drop_empty(st);
+}
+
+Value Walk::load(const State& st, const Value& ptr, std::int64_t off, int size, bool sign) const {
+  auto sized = [&](std::uint64_t v) {
+    v = size == 8 ? v : v & ((std::uint64_t{1} << (8 * size)) - 1);
+    return constant(sign ? sext(v, 8 * size) : v);
+  };
+  switch (ptr.kind) {
+    case Kind::Top:
+      return {Kind::Top};
+    case Kind::Rodata: {
+      const std::span<const std::uint8_t> data = code_.rodata(ptr.section);
+      const std::int64_t at = static_cast<std::int64_t>(ptr.v) + off;
+      if (at < 0 || static_cast<std::uint64_t>(at) + size > data.size()) return scalar();
+      std::uint64_t v = 0;
+      for (int i = 0; i < size; ++i) {
+        const std::uint64_t byte = data[static_cast<std::size_t>(at + i)];
+        v |= code_.big_endian() ? byte << (8 * (size - 1 - i)) : byte << (8 * i);
+      }
+      return sized(v);
+    }
+    case Kind::Stack: {
+      const std::int64_t at = static_cast<std::int64_t>(ptr.v) + off;
+      if (at < -kStackSize || at + size > 0) return scalar();
+      const std::int64_t base = at - ((at % 8) + 8) % 8;
+      const Slot* s = find_slot(st, ptr.frame, static_cast<std::int16_t>(base));
+      if (!s) return scalar();
+      if (s->spill) {
+        // A fill of the spilled register, or of its low part (its first bytes on little-endian, its
+        // last on big-endian).
+        const bool narrow_ok = code_.big_endian() ? at == base + s->spill - size : at == base;
+        if (size == 8 && s->spill == 8) return s->value;
+        if (size <= s->spill && narrow_ok && s->value.kind == Kind::Const) return sized(s->value.v);
+        return scalar();
+      }
+      const unsigned bytes = ((1u << size) - 1) << (at - base);
+      return (s->zero & bytes) == bytes ? constant(0) : scalar();
+    }
+    default:
+      return scalar();
+  }
+}
+
+void Walk::call_clobbers(State& st, HelperMemory mem) {
+  Value* r = st.frames.back().regs;
+  if (!mem.reads_only) {
+    if (mem.ptr) {
+      const Value& size = r[mem.size];
+      forget_through(st, r[mem.ptr],
+                     size.kind == Kind::Const ? static_cast<std::int64_t>(std::min<std::uint64_t>(size.v, kStackSize)) : -1);
+    } else {
+      for (int i = 1; i <= 5; ++i) forget_through(st, r[i]);
+    }
+  }
+  for (int i = 0; i <= 5; ++i) r[i] = scalar();
+}
+
+bool Walk::admit(std::uint32_t pc, State& st) {
+  if (mode_ == Mode::Exact) {
+    std::uint32_t& count = states_at_[pc];
+    if (count < kStatesPerInsn) {
+      if (!seen_.insert(hash_state(pc, st)).second) return false;
+      ++count;
+      return true;
+    }
+  }
+  std::vector<State>& list = merged_[mix(pc, hash_chain(st))];
+  for (State& m : list) {
+    if (!same_chain(m, st)) continue;
+    State j = join(m, st);
+    if (j == m) return false;
+    m = j;
+    st = std::move(j);
+    return true;
+  }
+  list.push_back(st);
+  return true;
+}
+
+void Walk::run(std::uint32_t entry) {
+  add_entry(entry);
+  for (std::size_t e = 0; e < entries_.size() && mode_ != Mode::Flow; ++e) {
+    State init;
+    Frame& f = init.frames.emplace_back();
+    f.function = entries_[e];
+    f.regs[10] = {Kind::Stack, 0, 0, 0};
+    work_.push_back({entries_[e], std::move(init)});
+    while (!work_.empty() && mode_ != Mode::Flow) {
+      Work w = std::move(work_.back());
+      work_.pop_back();
+      walk(w.pc, w.state);
+    }
+  }
+  if (mode_ == Mode::Flow) flow();
+}
+
+// Past both budgets: whatever the control flow reaches from the entries, every branch both ways.
+void Walk::flow() {
+  work_.clear();
+  std::vector<bool> seen(insns_.size(), false);
+  std::vector<std::uint32_t> todo(entries_.begin(), entries_.end());
+  auto push = [&](std::int64_t pc) {
+    if (pc >= 0 && static_cast<std::size_t>(pc) < insns_.size() && !seen[static_cast<std::size_t>(pc)]) {
+      seen[static_cast<std::size_t>(pc)] = true;
+      todo.push_back(static_cast<std::uint32_t>(pc));
+    }
+  };
+  for (const std::uint32_t e : entries_) seen[e] = true;
+  while (!todo.empty()) {
+    const std::uint32_t pc = todo.back();
+    todo.pop_back();
+    reached_[pc] = true;
+    const BpfInsn& in = insns_[pc];
+    const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+    const BpfCode::InsnRef& ref = code_.ref(pc);
+    if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
+      push(ref.target);
+    if (in.code == kLdImm64) {
+      push(std::int64_t{pc} + 2);
+      continue;
+    }
+    if (cls == kJmp || cls == kJmp32) {
+      if (op == kExit) continue;
+      if (op != kCallOp) {
+        push(std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1);
+        if (op == kJa) continue;
+      }
+    }
+    push(std::int64_t{pc} + 1);
+  }
+}
+
+void Walk::walk(std::uint32_t pc, State& st) {
+  const std::size_t n = insns_.size();
+  for (;;) {
+    if (pc >= n) return;
+    if (code_.joins(pc) && !admit(pc, st)) return;
+    ++steps_;
+    if (mode_ == Mode::Exact && steps_ > kExactSteps) mode_ = Mode::Merged;
+    if (mode_ == Mode::Merged && steps_ > kExactSteps + kMergedSteps) {
+      mode_ = Mode::Flow;
+      return;
+    }
+    reached_[pc] = true;
+
+    BpfInsn in = insns_[pc];
+    const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+    if (in.dst > 10 || in.src > 10) return;  // the verifier rejects the program
+    Frame* f = &st.frames.back();
+    Value* r = f->regs;
+    const Patch& patch = patches_[pc];
+    const bool ld_imm64 = in.code == kLdImm64;
+
+    if (patch.kind == Patch::Poison) {
+      // A call of an invalid helper (both halves of an ld_imm64): the load fails if it is reached
+      // here. The walk goes on past it, so that every poisoned instruction on the path is reported.
+      call_clobbers(st, {true, 0, 0});
+      if (cls == kLdx || cls == kAlu || cls == kAlu64 || cls == kLd) r[in.dst] = scalar();
+      pc += ld_imm64 ? 2 : 1;
+      continue;
+    }
+    std::uint64_t imm64 = 0;
+    bool imm64_patched = false;
+    if (patch.kind == Patch::Value) {
+      if (cls == kAlu || cls == kAlu64) in.imm = static_cast<std::int32_t>(patch.value);
+      else if (cls == kLdx || cls == kSt || cls == kStx) in.off = static_cast<std::int16_t>(patch.value);
+      else if (ld_imm64) imm64 = patch.value, imm64_patched = true;
+    }
+
+    switch (cls) {
+      case kLd: {
+        if (!ld_imm64) {
+          // Legacy packet loads (LD_ABS, LD_IND): r0 gets the data, r1-r5 are clobbered.
+          for (int i = 0; i <= 5; ++i) r[i] = scalar();
+          ++pc;
+          break;
+        }
+        if (pc + 1 >= n) return;
+        if (in.dst == 10) return;
+        const BpfCode::InsnRef& ref = code_.ref(pc);
+        Value v;
+        if (imm64_patched) {
+          v = constant(imm64);
+        } else if (ref.ref == BpfCode::Ref::Rodata) {
+          v = {Kind::Rodata, 0, ref.target, ref.offset};
+        } else if (ref.ref == BpfCode::Ref::FuncAddr) {
+          add_entry(ref.target);
+          v = scalar();
+        } else if (ref.ref == BpfCode::Ref::Data || in.src != 0) {
+          v = scalar();
+        } else {
+          v = constant(static_cast<std::uint32_t>(in.imm) | std::uint64_t{static_cast<std::uint32_t>(insns_[pc + 1].imm)} << 32);
+        }
+        r[in.dst] = v;
+        pc += 2;
+        break;
+      }
+
+      case kLdx: {
+        const std::uint8_t mode = in.code & 0xe0;
+        static constexpr int kSizes[] = {4, 2, 1, 8};
+        const int size = kSizes[(in.code >> 3) & 0x03];
+        if (in.dst == 10) return;
+        r[in.dst] = mode == kModeMem || mode == kModeMemSx ? load(st, r[in.src], in.off, size, mode == kModeMemSx)
+                                                           : scalar();
+        ++pc;
+        break;
+      }
+
+      case kSt:
+      case kStx: {
+        const std::uint8_t mode = in.code & 0xe0;
+        static constexpr int kSizes[] = {4, 2, 1, 8};
+        const int size = kSizes[(in.code >> 3) & 0x03];
+        if (mode == kModeMem) {
+          const Value v = cls == kSt ? constant(static_cast<std::uint64_t>(static_cast<std::int64_t>(in.imm))) : r[in.src];
+          store(st, r[in.dst], in.off, size, v);
+        } else if (mode == kModeAtomic && cls == kStx) {
+          store(st, r[in.dst], in.off, size, scalar());
+          if (in.imm == 0xf1 /* CMPXCHG */) r[0] = scalar();
+          else if (in.imm & 0x01 /* FETCH */) r[in.src] = scalar();
+        }
+        ++pc;
+        break;
+      }
+
+      case kAlu:
+      case kAlu64: {
+        if (in.dst == 10) return;
+        const bool is64 = cls == kAlu64;
+        Value& d = r[in.dst];
+        const Value s = (in.code & kSrcX) && op != kEnd && op != kNeg
+                            ? r[in.src]
+                            : constant(static_cast<std::uint64_t>(static_cast<std::int64_t>(in.imm)));
+        if (op == kMov && is64 && in.off == 0) {
+          d = s;
+        } else if (d.kind == Kind::Const && s.kind == Kind::Const) {
+          std::uint64_t out = 0;
+          d = alu_const(op, is64, in.off, d.v, op == kNeg || op == kEnd ? 0 : s.v, code_.big_endian(), in.imm,
+                        (in.code & kSrcX) != 0, out)
+                  ? constant(out)
+                  : scalar();
+        } else if (op == kMov && s.kind == Kind::Const) {
+          std::uint64_t out = 0;
+          d = alu_const(op, is64, in.off, 0, s.v, code_.big_endian(), in.imm, false, out) ? constant(out) : scalar();
+        } else if (is64 && op == kSub && stackish(d) && stackish(s)) {
+          d = scalar();  // the distance between two pointers
+        } else if (is64 && (op == kAdd || op == kSub) && (stackish(d) || d.kind == Kind::Rodata)) {
+          // Pointer arithmetic: a constant moves the pointer, anything else makes its offset unknown.
+          if (d.kind == Kind::Top) break;
+          if (s.kind == Kind::Const && d.kind != Kind::StackAny)
+            d.v = op == kAdd ? d.v + s.v : d.v - s.v;
+          else if (d.kind == Kind::Stack || d.kind == Kind::StackAny)
+            d = s.kind == Kind::Const ? d : stackish(s) ? Value{Kind::Top} : Value{Kind::StackAny, d.frame};
+          else
+            d = stackish(s) ? Value{Kind::Top} : scalar();
+        } else if (is64 && op == kAdd && d.kind == Kind::Const && (s.kind == Kind::Stack || s.kind == Kind::Rodata)) {
+          const std::uint64_t c = d.v;
+          d = s;
+          d.v += c;
+        } else if (is64 && op == kAdd && stackish(s)) {
+          d = s.kind == Kind::Top ? Value{Kind::Top} : Value{Kind::StackAny, s.frame};
+        } else {
+          d = scalar();
+        }
+        ++pc;
+        break;
+      }
+
+      case kJmp:
+      case kJmp32: {
+        if (op == kExit) {
+          if (cls != kJmp) return;
+          if (st.frames.size() == 1) return;
+          // Back to the caller: r0 is the callee's, r1-r5 are clobbered, the callee's stack is gone.
+          const auto depth = static_cast<std::uint8_t>(st.frames.size() - 1);
+          Value ret = r[0];
+          if (stackish(ret) && (ret.kind == Kind::Top || ret.frame >= depth)) ret = scalar();
+          const std::uint32_t back = f->return_pc;
+          st.frames.pop_back();
+          st.stack.erase(std::remove_if(st.stack.begin(), st.stack.end(), [&](const Slot& s) { return s.frame >= depth; }),
+                         st.stack.end());
+          Value* cr = st.frames.back().regs;
+          cr[0] = ret;
+          for (int i = 1; i <= 5; ++i) cr[i] = scalar();
+          pc = back;
+          break;
+        }
+        if (op == kCallOp) {
+          if (cls != kJmp) return;
+          const BpfCode::InsnRef& ref = code_.ref(pc);
+          if (in.code & kSrcX) {
+            call_clobbers(st, {});
+          } else if (in.src == kPseudoCall && ref.ref == BpfCode::Ref::StaticCall) {
+            bool recursion = false;
+            for (const Frame& fr : st.frames) recursion |= fr.function == ref.target;
+            if (st.frames.size() >= kMaxFrames || recursion) {
+              call_clobbers(st, {});
+            } else {
+              // The callee gets r1-r5 and a frame of its own; the caller's registers wait in its frame.
+              Frame callee;
+              for (int i = 1; i <= 5; ++i) callee.regs[i] = r[i];
+              callee.regs[10] = {Kind::Stack, static_cast<std::uint8_t>(st.frames.size()), 0, 0};
+              callee.function = ref.target;
+              callee.return_pc = pc + 1;
+              st.frames.push_back(callee);
+              pc = ref.target;
+              break;
+            }
+          } else if (in.src == kPseudoCall && ref.ref == BpfCode::Ref::GlobalCall) {
+            add_entry(ref.target);
+            call_clobbers(st, {});
+          } else if (in.src == kPseudoCall || in.src == kPseudoKfuncCall) {
+            call_clobbers(st, {});
+          } else {
+            call_clobbers(st, helper_memory(in.imm));
+          }
+          ++pc;
+          break;
+        }
+        const bool is32 = cls == kJmp32;
+        if (op == kJa) {
+          pc = static_cast<std::uint32_t>(std::int64_t{pc} + (is32 ? in.imm : in.off) + 1);
+          break;
+        }
+        const std::uint32_t target = static_cast<std::uint32_t>(std::int64_t{pc} + in.off + 1);
+        if (op == kJcond) {  // may_goto: either way
+          work_.push_back({target, st});
+          ++pc;
+          break;
+        }
+        const Value a = r[in.dst];
+        const Value b = in.code & kSrcX ? r[in.src] : constant(static_cast<std::uint64_t>(is32 ? static_cast<std::uint32_t>(in.imm) : static_cast<std::uint64_t>(static_cast<std::int64_t>(in.imm))));
+        const int taken = decide(op, is32, a, b);
+        if (taken == 1) {
+          pc = target;
+          break;
+        }
+        if (taken == 0) {
+          ++pc;
+          break;
+        }
+        // Both ways. On the edge where a 64-bit equality holds, an unknown side equals the other.
+        State other = st;
+        if (!is32 && (op == kJeq || op == kJne)) {
+          State& equal = op == kJeq ? other : st;
+          Value* er = equal.frames.back().regs;
+          if (a.kind == Kind::Scalar && b.kind == Kind::Const) er[in.dst] = b;
+          if ((in.code & kSrcX) && b.kind == Kind::Scalar && a.kind == Kind::Const) er[in.src] = a;
+        }
+        work_.push_back({target, std::move(other)});
+        ++pc;
+        break;
+      }
+
+      default:
+        return;
+    }
+  }
+}
+
+}  // namespace
+
+Reachability reachability(const BpfCode& code, std::span<const CoreResult> results) {
+  Reachability out;
+  out.reached.assign(results.size(), false);
+  std::vector<Patch> patches(code.insns().size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::uint32_t pc = code.insn_of(i);
+    if (pc == kNoInsn) {
+      out.reached[i] = true;  // not in code we can read: take it as reached
+      continue;
+    }
+    switch (results[i].status) {
+      case CoreStatus::Ok:
+        if (patches[pc].kind != Patch::Poison) patches[pc] = {Patch::Value, results[i].value};
+        break;
+      case CoreStatus::Poisoned:
+        patches[pc] = {Patch::Poison, 0};
+        break;
+      default:
+        break;  // libbpf fails the load before the verifier runs
+    }
+  }
+  for (const BpfCode::Program& p : code.programs()) {
+    Walk walk(code, patches);
+    walk.run(p.entry);
+    ProgramReach& pr = out.programs.emplace_back();
+    pr.exact = walk.exact();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const std::uint32_t pc = code.insn_of(i);
+      if (pc != kNoInsn && walk.reached(pc)) {
+        pr.relocations.push_back(static_cast<std::uint32_t>(i));
+        out.reached[i] = true;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace btfslim
