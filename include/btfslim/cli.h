@@ -48,6 +48,9 @@ struct InputArgs {
 };
 void add_input_options(CLI::App& cmd, InputArgs& args);
 
+// --attach-target PROG=FUNC, split; an InputError where either side is missing.
+std::vector<std::pair<std::string, std::string>> parse_attach_targets(const std::vector<std::string>& args);
+
 // "struct", "FUNC_PROTO", ... as kinds; an unknown name is an InputError naming `option`.
 std::vector<Kind> parse_kind_list(const std::vector<std::string>& names, std::string_view option);
 

@@ -91,6 +91,8 @@ class ElfFile {
     std::uint32_t type = 0;   // SHT_*
     std::uint64_t flags = 0;  // SHF_*
     std::uint32_t info = 0;   // for SHT_REL: the index of the section it patches
+    std::uint64_t addr = 0;   // where it is loaded (sh_addr)
+    std::uint64_t offset = 0;  // where it is in the file (sh_offset)
     std::span<const std::uint8_t> bytes;  // empty for SHT_NOBITS
   };
   std::vector<Section> sections() const;  // by section index; [0] is the null section

@@ -53,6 +53,11 @@ struct Minimized {
 // searches modules, after its base.
 CoreTarget minimize_target(const std::shared_ptr<const Btf>& btf);
 
+// What minimize() marks for the relocations alone, nothing written: the types (type_reasons, kept,
+// named, pointee, whole) and members (member_reasons) `results` resolved against.
+Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*>& objects,
+                           const std::vector<std::vector<CoreResult>>& results);
+
 // `results[i]` are objects[i]'s relocations resolved against `source`.
 Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
                    const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options);

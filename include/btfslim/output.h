@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -132,5 +133,8 @@ namespace btfslim {
 // only once complete; "-" means stdout. On any failure the temporary is removed, an existing file at
 // `path` is left as it was, and an InputError names `path`.
 void write_file_atomically(const std::string& path, std::string_view bytes);
+// The same for a file made of `pieces`, written one after the other (a patched copy of a large file
+// without a copy of it in memory).
+void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces);
 
 }  // namespace btfslim

@@ -33,17 +33,10 @@ struct CheckArgs {
   bool no_attach = false;
 };
 
-// --attach-target PROG=FUNC, split; both sides must be there.
 AttachOptions attach_options(const CheckArgs& args) {
   AttachOptions options;
   options.check = !args.no_attach;
-  for (const std::string& arg : args.attach_targets) {
-    const auto eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
-      fail("--attach-target", "'{}' is not PROG=FUNC (a program of the objects, and the kernel function, hook, "
-           "tracepoint or iterator its loader attaches it to)", esc(arg));
-    options.targets.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
-  }
+  options.targets = parse_attach_targets(args.attach_targets);
   return options;
 }
 

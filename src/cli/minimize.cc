@@ -18,6 +18,8 @@
 #include "btfslim/targets.h"
 #include "btfslim/terminal.h"
 
+#include "minimize_kernel.h"
+
 #include <bpf/btf.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -35,6 +37,14 @@
 #include <thread>
 
 namespace btfslim::cli {
+
+std::string relocation_site(const BpfObject& obj, const CoreRelocation& r) {
+  const BpfFunction* f = obj.function_of(r);
+  const std::uint64_t insn = (r.insn_off - (f ? f->offset : 0)) / 8;
+  return fmt::format("{} {} insn #{}: {} {} ({})", esc(obj.path()), esc(f ? f->name : obj.sections()[r.section].name),
+                     insn, reloc_kind_name(r.kind), describe_access(obj, r), esc(obj.access(r)));
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -86,12 +96,7 @@ struct TargetOutcome {
   std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
-std::string where(const BpfObject& obj, const CoreRelocation& r) {
-  const BpfFunction* f = obj.function_of(r);
-  const std::uint64_t insn = (r.insn_off - (f ? f->offset : 0)) / 8;
-  return fmt::format("{} {} insn #{}: {} {} ({})", esc(obj.path()), esc(f ? f->name : obj.sections()[r.section].name),
-                     insn, reloc_kind_name(r.kind), describe_access(obj, r), esc(obj.access(r)));
-}
+std::string where(const BpfObject& obj, const CoreRelocation& r) { return relocation_site(obj, r); }
 
 std::string reason_text(const std::vector<const BpfObject*>& objects, const KeepReason& r) {
   if (r.object < 0) return "kept by --keep, or as the INT libbpf sizes pointers by";
@@ -607,7 +612,8 @@ void register_minimize(CLI::App& app) {
   auto args = std::make_shared<MinimizeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "minimize", "write a BTF with only the types and members BPF objects' CO-RE relocations resolve against");
-  cmd->add_option("objects", args->objects, "BPF object files (.bpf.o)")->required();
+  auto kernel = std::make_shared<KernelMinimizeArgs>();
+  cmd->add_option("objects", args->objects, "BPF object files (.bpf.o)");
   cmd->add_option("--btf", args->sources,
                   "the source BTF: a file (raw BTF, vmlinux), or 'vmlinux' (default: the running kernel); "
                   "repeat, or name directories or .btf.tar.xz archives, for a batch written under -o DIR")
@@ -635,9 +641,36 @@ void register_minimize(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   CLI::Option* shard = cmd->add_option(
       "--shard", args->shard, "I/N: minimize only the I-th of N interleaved parts of the batch's sorted source files");
-  cmd->callback([args, shard] {
+  CLI::Option* kernel_opt = cmd->add_option(
+      "--kernel", kernel->kernel,
+      "minimize the BTF this vmlinux image carries (with its symbol table), for the objects' programs to load on "
+      "it; -o then writes the patched image");
+  CLI::Option* btf_out = cmd->add_option(
+      "--btf-out", kernel->btf_out, "with --kernel: also write the slim .BTF alone, for a kernel build's link");
+  CLI::Option* family = cmd->add_option(
+      "--family", kernel->families,
+      "with --kernel: also keep every attach point of a family: tracepoints, iterators (kfuncs, lsm and struct_ops "
+      "are always kept: the kernel lists them itself)")->allow_extra_args(false);
+  CLI::Option* attach = cmd->add_option(
+      "--attach-target", kernel->attach_targets,
+      "with --kernel: PROG=FUNC, the target a program's loader sets (bpf_program__set_attach_target)")
+      ->allow_extra_args(false);
+  cmd->callback([args, shard, kernel, kernel_opt, btf_out, family, attach, cmd] {
     args->sharded = shard->count() > 0;
-    run_minimize(*args);
+    if (kernel_opt->count() == 0) {
+      for (const CLI::Option* o : {btf_out, family, attach})
+        if (o->count() > 0) fail(o->get_name(), "goes with --kernel");
+      if (args->objects.empty()) fail("minimize", "name the BPF objects to minimize for");
+      return run_minimize(*args);
+    }
+    for (const char* o : {"--btf", "--btf-base", "--base", "--elf", "--skip-poisoned", "--jobs", "--shard"})
+      if (cmd->count(o) > 0) fail(o, "does not go with --kernel");
+    kernel->output = args->output;
+    kernel->objects = args->objects;
+    kernel->keep = args->keep;
+    kernel->explain = args->explain;
+    kernel->no_verify = args->no_verify;
+    run_minimize_kernel(*kernel);
   });
 }
 

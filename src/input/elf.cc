@@ -120,7 +120,7 @@ std::vector<ElfFile::Section> ElfFile::sections() const {
     GElf_Shdr shdr;
     if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
     const char* name = elf_strptr(impl_->elf, impl_->shstrndx, shdr.sh_name);
-    Section s{name ? name : "", shdr.sh_type, shdr.sh_flags, shdr.sh_info, {}};
+    Section s{name ? name : "", shdr.sh_type, shdr.sh_flags, shdr.sh_info, shdr.sh_addr, shdr.sh_offset, {}};
     if (shdr.sh_type != SHT_NOBITS && shdr.sh_size != 0) {
       if (shdr.sh_flags & SHF_COMPRESSED) {
         if (auto inflated = section(s.name)) s.bytes = *inflated;

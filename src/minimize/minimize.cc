@@ -19,6 +19,7 @@
 #include "btfslim/error.h"
 
 #include "../core/spec.h"
+#include "raw_writer.h"
 
 #include <bpf/btf.h>
 #include <fmt/format.h>
@@ -56,6 +57,9 @@ class Marker {
     out_.pointee.assign(src.end_id(), false);
     out_.whole.assign(src.end_id(), false);
   }
+  // Goes on marking into what another Marker marked.
+  struct Continue {};
+  Marker(const Btf& src, Minimized& out, Continue) : src_(src), out_(out) {}
 
   void set_reason(KeepReason r) { reason_ = r; }
 
@@ -229,45 +233,6 @@ class Marker {
   KeepReason reason_;
   std::vector<bool> compat_seen_ = std::vector<bool>(src_.end_id(), false);
   std::unordered_set<TypeId> match_seen_[2];  // by behind_ptr
-};
-
-// A raw BTF being written in host byte order: types appended, strings deduplicated. Split BTF
-// continues its base's string offsets, so its own strings start at `string_base`.
-class RawWriter {
- public:
-  explicit RawWriter(std::uint32_t string_base = 0) : string_base_(string_base) { strings_.push_back('\0'); }
-
-  std::uint32_t str(std::string_view s) {
-    if (s.empty()) return 0;
-    auto [it, inserted] = offsets_.try_emplace(s, string_base_ + static_cast<std::uint32_t>(strings_.size()));
-    if (inserted) {
-      strings_.append(s);
-      strings_.push_back('\0');
-    }
-    return it->second;
-  }
-  void u32(std::uint32_t v) { types_.append(reinterpret_cast<const char*>(&v), 4); }
-
-  std::string finish() const {
-    std::string out(kHeaderSize, '\0');
-    auto put = [&](std::size_t off, std::uint32_t v) { std::memcpy(out.data() + off, &v, 4); };
-    const std::uint16_t magic = kBtfMagic;
-    std::memcpy(out.data(), &magic, 2);
-    out[2] = 1;  // version
-    put(4, kHeaderSize);
-    put(8, 0);
-    put(12, static_cast<std::uint32_t>(types_.size()));
-    put(16, static_cast<std::uint32_t>(types_.size()));
-    put(20, static_cast<std::uint32_t>(strings_.size()));
-    out += types_;
-    out += strings_;
-    return out;
-  }
-
- private:
-  std::uint32_t string_base_;
-  std::string types_, strings_;
-  std::unordered_map<std::string_view, std::uint32_t> offsets_;  // views into the source's strings
 };
 
 void mark_relocation(Marker& mark, const BpfObject& obj, const CoreRelocation& r, const CoreResult& res) {
@@ -606,8 +571,8 @@ std::shared_ptr<const Btf> Minimized::parse(const std::string& name) const {
                     base);
 }
 
-Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
-                   const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options) {
+Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*>& objects,
+                            const std::vector<std::vector<CoreResult>>& results) {
   Minimized out;
   Marker mark(source, out);
   for (std::size_t o = 0; o < objects.size(); ++o) {
@@ -617,7 +582,13 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
       mark_relocation(mark, *objects[o], relos[i], results[o][i]);
     }
   }
-  mark.set_reason({});
+  return out;
+}
+
+Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
+                   const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options) {
+  Minimized out = mark_relocations(source, objects, results);
+  Marker mark(source, out, Marker::Continue{});
   // libbpf sizes pointers by the first INT named like "long", and by the host's pointer size (8 on the
   // 64-bit hosts that load BPF) where there is none: a 4-byte long is kept where a pointer is.
   bool any_pointer = false;

@@ -16,7 +16,7 @@ namespace btfslim {
 namespace {
 
 // Writes all of `bytes` to `fd`: "" or what went wrong.
-std::string write_all(int fd, std::string_view bytes) {
+std::string write_piece(int fd, std::string_view bytes) {
   const char* p = bytes.data();
   std::size_t left = bytes.size();
   while (left > 0) {
@@ -44,19 +44,28 @@ std::string write_all(int fd, std::string_view bytes) {
 // promise; surviving a power cut is the file system's (ext4, xfs and btrfs flush a file renamed over
 // another), and an fsync would cost more than all the rest of a minimize (8 ms, sometimes 90).
 void write_file_atomically(const std::string& path, std::string_view bytes) {
+  write_file_atomically(path, std::span<const std::string_view>(&bytes, 1));
+}
+
+void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces) {
   if (path == "-") {
     OutputBuffer out;
-    out.write(bytes);
+    for (const std::string_view bytes : pieces) out.write(bytes);
     out.flush();
     return;
   }
+  auto write_all = [&](int fd) {
+    for (const std::string_view bytes : pieces)
+      if (std::string problem = write_piece(fd, bytes); !problem.empty()) return problem;
+    return std::string();
+  };
   const std::size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::string tmp = dir + "/." + base + ".btfslim";
   int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);  // umask applies
   if (fd >= 0) {
-    if (const std::string problem = write_all(fd, bytes); !problem.empty()) {
+    if (const std::string problem = write_all(fd); !problem.empty()) {
       ::close(fd);
       fail(path, "{}", problem);
     }
@@ -90,7 +99,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     ::umask(mask);
     std::string problem;
     if (::fchmod(fd, 0666 & ~mask) != 0) problem = fmt::format("cannot set permissions: {}", std::strerror(errno));
-    if (problem.empty()) problem = write_all(fd, bytes);
+    if (problem.empty()) problem = write_all(fd);
     if (::close(fd) != 0 && problem.empty()) problem = fmt::format("write error: {}", std::strerror(errno));
     if (!problem.empty()) {
       ::unlink(tmp.c_str());

@@ -1,0 +1,224 @@
+// `btfslim minimize --kernel VMLINUX -o OUT [OBJECT...]`: the BTF a kernel carries, made small for a
+// profile of BPF objects, written into a copy of the image (and, with --btf-out, alone for a build's
+// link), with a report of what it costs before and after and --explain for why a type is kept.
+#include "btfslim/cli.h"
+#include "btfslim/error.h"
+#include "btfslim/input.h"
+#include "btfslim/kernel_btf.h"
+#include "btfslim/kernel_memory.h"
+#include "btfslim/output.h"
+
+#include "minimize_kernel.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace btfslim::cli {
+namespace {
+
+std::string_view family_name(KernelFamily f) {
+  switch (f) {
+    case KernelFamily::Tracepoints: return "tracepoints";
+    case KernelFamily::Iterators: return "iterators";
+  }
+  return "?";
+}
+
+std::vector<KernelFamily> parse_families(const std::vector<std::string>& names) {
+  std::vector<KernelFamily> out;
+  for (const std::string& n : names) {
+    if (n == "tracepoints")
+      out.push_back(KernelFamily::Tracepoints);
+    else if (n == "iterators")
+      out.push_back(KernelFamily::Iterators);
+    else if (n == "kfuncs" || n == "lsm" || n == "struct_ops")
+      continue;  // always kept: the kernel lists them itself (.BTF_ids sets, struct_ops registrations)
+    else
+      fail("--family", "'{}' is not one of tracepoints, iterators, kfuncs, lsm, struct_ops", esc(n));
+  }
+  return out;
+}
+
+std::string type_label(const Btf& btf, TypeId id) {
+  const TypeView t = btf.type(id);
+  return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), esc(name_or_anon(btf, t.name_off())));
+}
+
+// Why a type is kept, from it to the root that needed it: one line per step.
+std::string why_kept(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim, TypeId id) {
+  const Btf& btf = *image.btf;
+  std::string out;
+  auto line = [&](std::string_view text) { fmt::format_to(std::back_inserter(out), "  {}\n", text); };
+  for (int step = 0; step < 64; ++step) {
+    const KernelKeep& k = slim.why[id];
+    switch (k.why) {
+      case KernelKeep::Why::None:
+        line("not kept");
+        return out;
+      case KernelKeep::Why::Type:
+        line(fmt::format("referred to by {}", type_label(btf, k.from)));
+        id = k.from;
+        continue;
+      case KernelKeep::Why::BtfId:
+        line(fmt::format("named by the kernel's .BTF_ids slot {}", esc(image.slots[k.a].symbol)));
+        return out;
+      case KernelKeep::Why::Lookup:
+        line(fmt::format("looked up by name by the kernel: {}", kernel_lookups()[k.a].reader));
+        return out;
+      case KernelKeep::Why::StructOps:
+        line("a struct_ops type the kernel registers (bpf_struct_ops_NAME and NAME), kept whole");
+        return out;
+      case KernelKeep::Why::Reference: {
+        const KernelRef& ref = slim.refs[k.a][k.b];
+        line(fmt::format("{}: {} '{}'{}", esc(profile.objects[k.a]->path()), kernel_ref_kind_name(ref.kind),
+                         esc(ref.name), ref.owner.empty() ? "" : fmt::format(" of '{}'", esc(ref.owner))));
+        return out;
+      }
+      case KernelKeep::Why::Relocation: {
+        const BpfObject& obj = *profile.objects[k.a];
+        line(relocation_site(obj, obj.relocations()[k.b]));
+        return out;
+      }
+      case KernelKeep::Why::Keep:
+        line(fmt::format("--keep {}", esc(profile.keep[k.a])));
+        return out;
+      case KernelKeep::Why::Family:
+        line(fmt::format("--family {}", family_name(static_cast<KernelFamily>(k.a))));
+        return out;
+    }
+  }
+  line("...");
+  return out;
+}
+
+void explain(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim, const std::string& what,
+             OutputBuffer& report) {
+  const Btf& btf = *image.btf;
+  std::string_view name = what;
+  std::optional<Kind> kind;
+  for (const auto& [prefix, k] : {std::pair<std::string_view, Kind>{"struct ", Kind::Struct}, {"union ", Kind::Union},
+                                  {"enum ", Kind::Enum}, {"typedef ", Kind::Typedef}, {"func ", Kind::Func}})
+    if (name.starts_with(prefix)) {
+      kind = k;
+      name = name.substr(prefix.size());
+    }
+  bool found = false;
+  for (TypeId id = 1; id < btf.end_id(); ++id) {
+    const TypeView t = btf.type(id);
+    if (t.name_off() == 0 || btf.str(t.name_off()) != name || (kind && t.kind() != *kind)) continue;
+    found = true;
+    if (slim.new_id[id] == 0) {
+      report.print("{}: dropped: neither the kernel's own lists nor the profile need it\n", type_label(btf, id));
+      continue;
+    }
+    report.print("{}: kept as [{}]", type_label(btf, id), slim.new_id[id]);
+    if (t.kind() == Kind::Struct || t.kind() == Kind::Union) {
+      const auto m = slim.members.find(id);
+      const std::size_t n = m == slim.members.end() ? 0 : m->second.size();
+      report.print(", {} of {} members{}", n, t.vlen(), n ? ":" : " (a shell: name and size)");
+      if (m != slim.members.end())
+        for (const std::uint32_t i : m->second) report.print(" {}", esc(name_or_anon(btf, t.member(i).name_off)));
+    }
+    report.print("\n{}", why_kept(image, profile, slim, id));
+  }
+  if (!found) fail(what, "no type of that name in {}", esc(image.path()));
+}
+
+}  // namespace
+
+void run_minimize_kernel(const KernelMinimizeArgs& args) {
+  const KernelImage image = read_kernel_image(args.kernel);
+  std::vector<std::unique_ptr<const BpfObject>> owned;
+  KernelProfile profile;
+  for (const std::string& path : args.objects) {
+    owned.push_back(BpfObject::open(path));
+    profile.objects.push_back(owned.back().get());
+  }
+  profile.keep = args.keep;
+  profile.families = parse_families(args.families);
+  profile.attach.targets = parse_attach_targets(args.attach_targets);
+
+  // Neither output may be an input.
+  struct stat in_st {};
+  if (::stat(args.kernel.c_str(), &in_st) == 0)
+    for (const std::string& out : {args.output, args.btf_out}) {
+      struct stat st {};
+      if (!out.empty() && out != "-" && ::stat(out.c_str(), &st) == 0 && st.st_dev == in_st.st_dev &&
+          st.st_ino == in_st.st_ino)
+        fail(out, "is the kernel image given with --kernel: refusing to overwrite it");
+    }
+
+  const SlimKernel slim = slim_kernel(image, profile);
+  if (!args.no_verify)
+    if (const std::string diff = verify_slim(image, profile, slim); !diff.empty())
+      fail(args.output, "not written: the slim BTF does not serve as the source does: {}", diff);
+
+  // The image: .BTF and .BTF_ids replaced in place, every other byte as it was.
+  const std::string btf = padded_btf(image, slim);
+  const std::string ids = remapped_btf_ids(image, slim);
+  const std::string_view file(reinterpret_cast<const char*>(image.file->bytes().data()), image.file->bytes().size());
+  std::vector<std::pair<std::uint64_t, std::string_view>> patches = {{image.btf_offset, btf}};
+  if (image.ids_size) patches.push_back({image.ids_offset, ids});
+  std::sort(patches.begin(), patches.end());
+  std::vector<std::string_view> pieces;
+  std::uint64_t at = 0;
+  for (const auto& [offset, bytes] : patches) {
+    pieces.push_back(file.substr(at, offset - at));
+    pieces.push_back(bytes);
+    at = offset + bytes.size();
+  }
+  pieces.push_back(file.substr(at));
+
+  OutputBuffer report(args.output == "-" || args.btf_out == "-" ? 2 : 1,
+                      args.output == "-" || args.btf_out == "-" ? "stderr" : "stdout");
+  for (const std::string& name : args.explain) explain(image, profile, slim, name, report);
+  write_file_atomically(args.output, pieces);
+  if (!args.btf_out.empty()) write_file_atomically(args.btf_out, slim.btf);
+
+  const Btf& src = *image.btf;
+  const std::uint32_t source_types = src.end_id() - 1;
+  const KernelMemory before = kernel_memory(src.raw().size(), source_types, LoadedAs::Vmlinux);
+  const KernelMemory relinked = kernel_memory(slim.btf.size(), slim.types, LoadedAs::Vmlinux);
+  const KernelMemory in_place = kernel_memory(btf.size(), slim.types, LoadedAs::Vmlinux);
+  std::size_t references = 0, relocations = 0;
+  for (std::size_t o = 0; o < profile.objects.size(); ++o) {
+    references += slim.refs[o].size();
+    relocations += profile.objects[o]->relocations().size();
+  }
+  report.print("{}{}: slim BTF for {} object{} ({} kernel references, {} CO-RE relocations){}\n", esc(image.path()),
+               image.release.empty() ? "" : fmt::format(" (Linux {})", esc(image.release)), profile.objects.size(),
+               profile.objects.size() == 1 ? "" : "s", references, relocations,
+               args.no_verify ? "" : ", each resolving as on the source");
+  report.print("  {:<34} {:>9} {:>11} {:>14}\n", "", "types", ".BTF bytes", "kernel memory");
+  auto row = [&](std::string_view what, std::uint32_t types, std::uint64_t bytes, const KernelMemory& m) {
+    report.print("  {:<34} {:>9} {:>11} {:>14}\n", what, with_commas(types), with_commas(bytes), with_commas(m.total()));
+  };
+  row("source", source_types, src.raw().size(), before);
+  row("slim, relinked (--btf-out)", slim.types, slim.btf.size(), relinked);
+  row("slim, patched in place (-o)", slim.types, btf.size(), in_place);
+  report.print("  ({:.1f}% of the types, {:.1f}% of the bytes; kernel memory is .BTF, which stays in the image, plus "
+               "the kernel's index of 8 bytes per type)\n",
+               100.0 * slim.types / std::max<std::uint32_t>(source_types, 1),
+               100.0 * static_cast<double>(slim.btf.size()) / static_cast<double>(std::max<std::size_t>(src.raw().size(), 1)));
+  for (std::size_t o = 0; o < profile.objects.size(); ++o)
+    for (std::size_t r = 0; r < slim.refs[o].size(); ++r) {
+      const KernelRef& ref = slim.refs[o][r];
+      if (!ref.unchecked.empty())
+        report.print("  note: {}: {} '{}' not kept: {}\n", esc(profile.objects[o]->path()), kernel_ref_kind_name(ref.kind),
+                     esc(ref.name), ref.unchecked);
+      else if (slim.ref_ids[o][r] == 0)
+        report.print("  note: {}: {} '{}': the kernel has no {}, slim or not\n", esc(profile.objects[o]->path()),
+                     kernel_ref_kind_name(ref.kind), esc(ref.name), esc(ref.lookup));
+    }
+  report.print("{}: the image, with .BTF replaced in place ({} bytes, padded) and {} .BTF_ids slots remapped, {} sets "
+               "sorted again\n",
+               args.output == "-" ? "stdout" : escape(args.output), with_commas(btf.size()), image.slots.size(),
+               image.sets.size());
+  if (!args.btf_out.empty())
+    report.print("{}: the slim .BTF alone ({} bytes), for a kernel build's link\n",
+                 args.btf_out == "-" ? "stdout" : escape(args.btf_out), with_commas(slim.btf.size()));
+  report.flush();
+}
+
+}  // namespace btfslim::cli

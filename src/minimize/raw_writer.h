@@ -1,0 +1,53 @@
+// Writing raw BTF: the one writer minimize and minimize --kernel share.
+#pragma once
+
+#include "btfslim/btf.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace btfslim {
+
+// A raw BTF being written in host byte order: types appended, strings deduplicated. Split BTF
+// continues its base's string offsets, so its own strings start at `string_base`.
+class RawWriter {
+ public:
+  explicit RawWriter(std::uint32_t string_base = 0) : string_base_(string_base) { strings_.push_back('\0'); }
+
+  std::uint32_t str(std::string_view s) {
+    if (s.empty()) return 0;
+    auto [it, inserted] = offsets_.try_emplace(s, string_base_ + static_cast<std::uint32_t>(strings_.size()));
+    if (inserted) {
+      strings_.append(s);
+      strings_.push_back('\0');
+    }
+    return it->second;
+  }
+  void u32(std::uint32_t v) { types_.append(reinterpret_cast<const char*>(&v), 4); }
+
+  std::string finish() const {
+    std::string out(kHeaderSize, '\0');
+    auto put = [&](std::size_t off, std::uint32_t v) { std::memcpy(out.data() + off, &v, 4); };
+    const std::uint16_t magic = kBtfMagic;
+    std::memcpy(out.data(), &magic, 2);
+    out[2] = 1;  // version
+    put(4, kHeaderSize);
+    put(8, 0);
+    put(12, static_cast<std::uint32_t>(types_.size()));
+    put(16, static_cast<std::uint32_t>(types_.size()));
+    put(20, static_cast<std::uint32_t>(strings_.size()));
+    out += types_;
+    out += strings_;
+    return out;
+  }
+
+ private:
+  std::uint32_t string_base_;
+  std::string types_, strings_;
+  std::unordered_map<std::string_view, std::uint32_t> offsets_;  // views into the source's strings
+};
+
+}  // namespace btfslim
