@@ -3,7 +3,7 @@
 # the proof that a vmlinux whose .BTF btfslim rewrote still boots and loads BPF programs is a real boot.
 # qemu loads the vmlinux ELF directly (its PVH entry point), under TCG: no KVM is needed, and a boot
 # takes seconds. Exits 0 once the guest printed its end marker; otherwise 1, with one line on stderr
-# saying why (timed out, or qemu ended early) and the console's last line, which is usually the panic.
+# saying why (timed out, or qemu ended early) and the kernel's panic or else the console's last line.
 #
 # Usage: boot.sh VMLINUX INITRD LOG
 # BOOT_TIMEOUT (seconds, default 150) bounds the whole boot; BOOT_APPEND is added to the kernel's
@@ -26,11 +26,13 @@ timeout -k 5 "$limit" qemu-system-x86_64 -m 512 -smp 1 -nographic -no-reboot -ni
 if tr -d '\r' <"$log" | grep -q '^BTFSLIM-BOOT END$'; then
   exit 0
 fi
-last=$(tr -d '\r' <"$log" | grep -v '^[[:space:]]*$' | tail -n 1)
+# The panic, when the kernel panicked (its last line is a memory layout); else the console's last line.
+last=$(tr -d '\r\033' <"$log" | grep 'Kernel panic' | tail -n 1)
+[ -n "$last" ] || last=$(tr -d '\r\033' <"$log" | grep -v -e '^[[:space:]]*$' -e 'terminating on signal' | tail -n 1)
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
   why="timed out after ${limit}s"
 else
   why="qemu exited with status $status"
 fi
-echo "boot.sh: $vmlinux: no end marker in $log ($why); last line: ${last:-(none)}" >&2
+echo "boot.sh: $vmlinux: no end marker in $log ($why); console: ${last:-(empty)}" >&2
 exit 1
