@@ -4,63 +4,101 @@
 # one package linux-image-<release>-unsigned (~27 MB). The vmlinux is the image's payload, unpacked
 # (lz4 in this build); the -dbg package's vmlinux has the same .BTF but is ten times the download.
 #
+# Then, for the kernel boot test (which rewrites a vmlinux's .BTF and .BTF_ids and boots it under qemu),
+# that same build with its symbol table: minimize needs the symbols to find .BTF_ids' slots, and only
+# the -dbg package (linux-image-<release>-dbg, ~280 MB) has them. Its 590 MB vmlinux is streamed out
+# of the package and stripped of its debug info (objcopy --strip-debug, 83 MB); the package and the
+# unstripped file are deleted. Its .BTF and .BTF_ids must equal the image's, or it is not kept.
+#
 # Into ${BTFSLIM_TEST_KERNEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/btfslim-test/kernel-6.1}, outside the
-# checkout, as:  release  (the release, one line)  vmlinux  modules/ (the package's lib/modules tree).
-# Idempotent: once that is complete it does nothing. Offline, or where apt has no such package, it
-# says so in one line and exits 0: the tests that need the kernel skip visibly.
+# checkout, as:  release  (the release, one line)  vmlinux  modules/ (the package's lib/modules tree)
+# and  vmlinux-sym  (the -dbg vmlinux without debug info).
+# Idempotent: each part (.complete, .complete-sym) is done once. Offline, or where apt has no such
+# package, it says so in one line and exits 0: the tests that need the kernel skip visibly.
 # BTFSLIM_TEST_KERNEL_PACKAGE names another package of the same layout.
 set -eu
 
 dir=${BTFSLIM_TEST_KERNEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/btfslim-test/kernel-6.1}
-[ -f "$dir/.complete" ] && exit 0
+[ -f "$dir/.complete" ] && [ -f "$dir/.complete-sym" ] && exit 0
 
+consequence="the tests that need a second kernel will skip"
 skip() {
-  echo "fetch-test-kernel: $*; the tests that need a second kernel will skip"
+  echo "fetch-test-kernel: $*; $consequence"
   exit 0
 }
+work=""
+trap 'if [ -n "$work" ]; then rm -rf "$work"; fi' EXIT
 
-command -v apt-get >/dev/null 2>&1 || skip "no apt-get here"
-package=${BTFSLIM_TEST_KERNEL_PACKAGE:-}
-if [ -z "$package" ]; then
-  # The release the cloud meta-package stands for today, e.g. linux-image-6.1.0-57-cloud-amd64.
-  image=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-6\.1\./ { print $2; exit }')
-  [ -n "$image" ] || skip "apt knows no linux-image-cloud-amd64 on 6.1 (run apt-get update?)"
-  package=$image-unsigned
+if [ ! -f "$dir/.complete" ]; then
+  command -v apt-get >/dev/null 2>&1 || skip "no apt-get here"
+  package=${BTFSLIM_TEST_KERNEL_PACKAGE:-}
+  if [ -z "$package" ]; then
+    # The release the cloud meta-package stands for today, e.g. linux-image-6.1.0-57-cloud-amd64.
+    image=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-6\.1\./ { print $2; exit }')
+    [ -n "$image" ] || skip "apt knows no linux-image-cloud-amd64 on 6.1 (run apt-get update?)"
+    package=$image-unsigned
+  fi
+
+  mkdir -p "$dir"
+  work=$(mktemp -d "$dir/.fetch.XXXXXX")
+  (cd "$work" && apt-get download -q "$package" >/dev/null 2>&1) || skip "cannot download $package (offline?)"
+  dpkg-deb -x "$work"/*.deb "$work/x"
+
+  release=$(ls "$work/x/lib/modules")
+  if [ -z "$release" ] || [ ! -d "$work/x/lib/modules/$release" ]; then skip "$package holds no lib/modules tree"; fi
+  image=$work/x/boot/vmlinuz-$release
+  [ -f "$image" ] || skip "$package holds no boot/vmlinuz-$release"
+
+  # The compressed payload of a bzImage: setup_sects at 0x1f1 (the setup code is that many 512-byte
+  # sectors after the boot sector), payload_offset and payload_length at 0x248 and 0x24c.
+  u8() { od -An -tu1 -j "$1" -N1 "$image" | tr -d ' '; }
+  u32() { od -An -tu4 -j "$1" -N4 "$image" | tr -d ' '; }
+  start=$(( ($(u8 $((0x1f1))) + 1) * 512 + $(u32 $((0x248))) ))
+  length=$(u32 $((0x24c)))
+  payload() { tail -c +$((start + 1)) "$image" | head -c "$length"; }
+  # The kernel's build appends the uncompressed size to the stream, which the tools call trailing garbage
+  # and fail on after writing everything: what decides is whether an ELF came out.
+  case $(payload | od -An -tx1 -N4 | tr -d ' ') in
+    02214c18) unpack="lz4 -dc" ;;
+    fd377a58) unpack="xz -dc" ;;
+    28b52ffd) unpack="zstd -dc" ;;
+    1f8b*) unpack="gzip -dc" ;;
+    *) skip "the payload of $image is in a compression this script does not know" ;;
+  esac
+  payload | $unpack >"$work/vmlinux" 2>/dev/null || true
+  [ "$(od -An -c -N4 "$work/vmlinux" | tr -d ' ')" = '177ELF' ] || skip "could not unpack the vmlinux of $image"
+
+  rm -rf "$dir/modules" "$dir/vmlinux"
+  mv "$work/x/lib/modules/$release" "$dir/modules"
+  mv "$work/vmlinux" "$dir/vmlinux"
+  echo "$release" >"$dir/release"
+  touch "$dir/.complete"
+  echo "fetch-test-kernel: $release in $dir ($(find "$dir/modules" -name '*.ko' | wc -l) modules)"
+  rm -rf "$work"
+  work=""
 fi
 
-mkdir -p "$dir"
+# The same build's vmlinux with its symbol table, from the -dbg package.
+[ -f "$dir/.complete-sym" ] && exit 0
+consequence="the kernel boot test will skip"
+release=$(cat "$dir/release")
+dbg=linux-image-$release-dbg
 work=$(mktemp -d "$dir/.fetch.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-(cd "$work" && apt-get download -q "$package" >/dev/null 2>&1) || skip "cannot download $package (offline?)"
-dpkg-deb -x "$work"/*.deb "$work/x"
-
-release=$(ls "$work/x/lib/modules")
-if [ -z "$release" ] || [ ! -d "$work/x/lib/modules/$release" ]; then skip "$package holds no lib/modules tree"; fi
-image=$work/x/boot/vmlinuz-$release
-[ -f "$image" ] || skip "$package holds no boot/vmlinuz-$release"
-
-# The compressed payload of a bzImage: setup_sects at 0x1f1 (the setup code is that many 512-byte
-# sectors after the boot sector), payload_offset and payload_length at 0x248 and 0x24c.
-u8() { od -An -tu1 -j "$1" -N1 "$image" | tr -d ' '; }
-u32() { od -An -tu4 -j "$1" -N4 "$image" | tr -d ' '; }
-start=$(( ($(u8 $((0x1f1))) + 1) * 512 + $(u32 $((0x248))) ))
-length=$(u32 $((0x24c)))
-payload() { tail -c +$((start + 1)) "$image" | head -c "$length"; }
-# The kernel's build appends the uncompressed size to the stream, which the tools call trailing garbage
-# and fail on after writing everything: what decides is whether an ELF came out.
-case $(payload | od -An -tx1 -N4 | tr -d ' ') in
-  02214c18) unpack="lz4 -dc" ;;
-  fd377a58) unpack="xz -dc" ;;
-  28b52ffd) unpack="zstd -dc" ;;
-  1f8b*) unpack="gzip -dc" ;;
-  *) skip "the payload of $image is in a compression this script does not know" ;;
-esac
-payload | $unpack >"$work/vmlinux" 2>/dev/null || true
-[ "$(od -An -c -N4 "$work/vmlinux" | tr -d ' ')" = '177ELF' ] || skip "could not unpack the vmlinux of $image"
-
-rm -rf "$dir/modules" "$dir/vmlinux"
-mv "$work/x/lib/modules/$release" "$dir/modules"
-mv "$work/vmlinux" "$dir/vmlinux"
-echo "$release" >"$dir/release"
-touch "$dir/.complete"
-echo "fetch-test-kernel: $release in $dir ($(find "$dir/modules" -name '*.ko' | wc -l) modules)"
+(cd "$work" && apt-get download -q "$dbg" >/dev/null 2>&1) || skip "cannot download $dbg (offline?)"
+# Only the one file, streamed out of the package: unpacking it all would take 600 MB more.
+dpkg-deb --fsys-tarfile "$work"/*.deb | tar -x -O "./usr/lib/debug/boot/vmlinux-$release" >"$work/vmlinux-dbg" ||
+  skip "$dbg holds no usr/lib/debug/boot/vmlinux-$release"
+rm -f "$work"/*.deb
+objcopy --strip-debug "$work/vmlinux-dbg" "$work/vmlinux-sym" || skip "objcopy cannot strip the vmlinux of $dbg"
+rm -f "$work/vmlinux-dbg"
+for section in .BTF .BTF_ids; do
+  if ! objcopy -O binary --only-section="$section" "$dir/vmlinux" "$work/image$section" 2>/dev/null ||
+     ! objcopy -O binary --only-section="$section" "$work/vmlinux-sym" "$work/sym$section" 2>/dev/null ||
+     [ ! -s "$work/sym$section" ]; then
+    skip "no $section in the vmlinux of $dbg or of the image"
+  fi
+  cmp -s "$work/image$section" "$work/sym$section" || skip "the $section of $dbg's vmlinux differs from the image's (another build?)"
+done
+mv "$work/vmlinux-sym" "$dir/vmlinux-sym"
+touch "$dir/.complete-sym"
+echo "fetch-test-kernel: $release's vmlinux with symbols in $dir/vmlinux-sym"

@@ -10,6 +10,7 @@ PACKAGES="
   clang-19 llvm-19 bpftool dwarves scdoc groff-base time util-linux binutils
   bash-completion zsh fish valgrind
   lz4
+  qemu-system-x86 busybox-static cpio
 "
 
 missing=""

@@ -197,15 +197,18 @@ std::string running_release() {
   return uname(&u) == 0 ? u.release : "";
 }
 
+namespace {
+// Where scripts/fetch-test-kernel.sh keeps the second kernel.
+std::string other_kernel_dir() {
+  if (const char* d = std::getenv("BTFSLIM_TEST_KERNEL_DIR"); d && *d) return d;
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  return (cache && *cache ? std::string(cache) : std::string(home ? home : "") + "/.cache") + "/btfslim-test/kernel-6.1";
+}
+}  // namespace
+
 std::optional<OtherKernel> other_kernel(std::string& why_not) {
-  std::string dir;
-  if (const char* d = std::getenv("BTFSLIM_TEST_KERNEL_DIR"); d && *d) {
-    dir = d;
-  } else {
-    const char* cache = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    dir = (cache && *cache ? std::string(cache) : std::string(home ? home : "") + "/.cache") + "/btfslim-test/kernel-6.1";
-  }
+  const std::string dir = other_kernel_dir();
   struct stat st {};
   if (stat((dir + "/.complete").c_str(), &st) != 0) {
     why_not = "no second kernel in " + dir + " (scripts/fetch-test-kernel.sh fetches it)";
@@ -220,6 +223,16 @@ std::optional<OtherKernel> other_kernel(std::string& why_not) {
     return std::nullopt;
   }
   return k;
+}
+
+std::string other_kernel_with_symbols(std::string& why_not) {
+  const std::string dir = other_kernel_dir();
+  struct stat st {};
+  if (stat((dir + "/.complete-sym").c_str(), &st) != 0) {
+    why_not = "no vmlinux with symbols in " + dir + " (scripts/fetch-test-kernel.sh fetches it)";
+    return "";
+  }
+  return dir + "/vmlinux-sym";
 }
 
 }  // namespace btfslim::test

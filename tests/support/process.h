@@ -75,5 +75,8 @@ struct OtherKernel {
 };
 // The kernel, or "" in `why_not` (then the caller skips) when it was not fetched or is the running one.
 std::optional<OtherKernel> other_kernel(std::string& why_not);
+// That kernel's vmlinux with its symbol table (the -dbg package's, without debug info: what `minimize
+// --kernel` rewrites and qemu boots), or "" with the reason in `why_not` when it was not fetched.
+std::string other_kernel_with_symbols(std::string& why_not);
 
 }  // namespace btfslim::test
