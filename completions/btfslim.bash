@@ -21,7 +21,7 @@ _btfslim_options() {
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --strict --allow-missing --attach-target --no-attach --help -h" ;;
         minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --elf --skip-poisoned
-                        --jobs -j --shard --help -h" ;;
+                        --jobs -j --shard --kernel --btf-out --family --attach-target --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         budget) echo "--config -c --format -f --help -h" ;;
@@ -82,11 +82,13 @@ _btfslim_value() {
         *:--kind | measure:--without) _btfslim_kinds ;;
         *:--base | *:-B | measure:--resident-base) _btfslim_btf_inputs ;;
         measure:--modules | check:--btf | minimize:--btf | minimize:--btf-base) _btfslim_btf_inputs ;;
-        measure:--svg | minimize:--output | minimize:-o) _btfslim_files ;;
+        measure:--svg | minimize:--output | minimize:-o | minimize:--btf-out) _btfslim_files ;;
+        minimize:--kernel) _btfslim_btf_inputs ;;
+        minimize:--family) _btfslim_words "tracepoints iterators kfuncs lsm struct_ops" ;;
         dedup:--output | dedup:-o) _btfslim_files ;;
         dedup:--top | dedup:-n) ;;
         *:--id | *:--name | measure:--type | measure:--top | measure:-n) ;;  # free text: nothing to offer
-        check:--attach-target) ;;                                          # PROG=FUNC: likewise
+        check:--attach-target | minimize:--attach-target) ;;               # PROG=FUNC: likewise
         minimize:--keep | minimize:--explain) ;;                          # type names: likewise
         minimize:--jobs | minimize:-j | minimize:--shard) ;;              # numbers: likewise
         *) return 1 ;;
