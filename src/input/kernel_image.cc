@@ -74,11 +74,14 @@ KernelImage read_kernel_image(const std::string& path) {
   image.btf_size = btf->bytes.size();
   image.btf = Btf::parse(path, image.file, btf->bytes);
   if (image.btf->is_split()) fail(path, "its .BTF is split BTF: --kernel takes a vmlinux, not a module");
-  if (ids && !ids->bytes.empty()) {
-    if (ids->flags & SHF_COMPRESSED) fail(path, "its .BTF_ids section is compressed");
-    image.ids_offset = static_cast<std::uint64_t>(ids->bytes.data() - base);
-    image.ids_size = ids->bytes.size();
-  }
+  // resolve_btfids writes .BTF_ids into every vmlinux with BPF (the verifier's own type ids live there):
+  // an ELF without it is some other file (a BPF object, a module).
+  if (!ids || ids->bytes.empty())
+    fail(path, "has no .BTF_ids section: not a vmlinux image (a kernel build's vmlinux, or the -dbg package's "
+               "usr/lib/debug/boot/vmlinux-RELEASE)");
+  if (ids->flags & SHF_COMPRESSED) fail(path, "its .BTF_ids section is compressed");
+  image.ids_offset = static_cast<std::uint64_t>(ids->bytes.data() - base);
+  image.ids_size = ids->bytes.size();
 
   const std::vector<ElfFile::Symbol> symbols = elf.symbols();
   if (symbols.empty())
@@ -104,7 +107,7 @@ KernelImage read_kernel_image(const std::string& path) {
     }
     const auto parsed = parse_symbol(sym.name);
     if (!parsed) continue;
-    if (sym.section != ".BTF_ids" || !ids)
+    if (sym.section != ".BTF_ids")
       fail(path, "symbol {} is not in a .BTF_ids section", esc(sym.name));
     if (sym.value < ids->addr || sym.value - ids->addr > image.ids_size || image.ids_size - (sym.value - ids->addr) < 4)
       fail(path, "symbol {} lies outside .BTF_ids ({} bytes)", esc(sym.name), image.ids_size);
