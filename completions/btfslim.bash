@@ -21,7 +21,7 @@ _btfslim_options() {
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --strict --allow-missing --attach-target --no-attach --help -h" ;;
         minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --elf --skip-poisoned
-                        --jobs -j --shard --kernel --btf-out --family --attach-target --help -h" ;;
+                        --jobs -j --shard --kernel --btf-out --modules --family --attach-target --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         budget) echo "--config -c --format -f --help -h" ;;
@@ -39,6 +39,12 @@ _btfslim_words() {
 _btfslim_files() {
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+}
+
+# Directories only.
+_btfslim_dirs() {
+    compopt -o filenames 2>/dev/null
+    mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 }
 
 # BTF to read: a file, or the running kernel's BTF by name (vmlinux, a module under /sys/kernel/btf).
@@ -84,6 +90,7 @@ _btfslim_value() {
         measure:--modules | check:--btf | minimize:--btf | minimize:--btf-base) _btfslim_btf_inputs ;;
         measure:--svg | minimize:--output | minimize:-o | minimize:--btf-out) _btfslim_files ;;
         minimize:--kernel) _btfslim_btf_inputs ;;
+        minimize:--modules) _btfslim_dirs ;;
         minimize:--family) _btfslim_words "tracepoints iterators kfuncs lsm struct_ops" ;;
         dedup:--output | dedup:-o) _btfslim_files ;;
         dedup:--top | dedup:-n) ;;

@@ -55,6 +55,8 @@ class ElfFile {
   std::optional<std::span<const std::uint8_t>> section(std::string_view name) const;
   // A kernel module (.ko): its BTF is split on vmlinux.
   bool is_kernel_module() const;
+  // The release a module was built for: the first word of .modinfo's vermagic ("" when none).
+  std::string_view module_release() const;
   // Whether the file's data is big-endian (EI_DATA).
   bool big_endian() const;
 

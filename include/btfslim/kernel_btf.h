@@ -127,4 +127,29 @@ std::string padded_btf(const KernelImage& image, const SlimKernel& slim);
 // resolve_btfids sorts them.
 std::string remapped_btf_ids(const KernelImage& image, const SlimKernel& slim);
 
+// A kernel module (.ko) of the image: split BTF on the image's, and the .BTF_ids slots its symbols name.
+struct KernelModule {
+  std::shared_ptr<const FileBytes> file;
+  std::shared_ptr<const Btf> btf;  // split on the image's BTF
+  std::vector<BtfIdSlot> slots;    // offsets into the module's .BTF_ids
+  std::vector<BtfIdSet> sets;
+  std::string ids_bytes;           // the module's .BTF_ids ("" when it has none)
+  const std::string& path() const { return file->path(); }
+};
+
+// Reads `path`: nullopt for a .ko without .BTF (it needs no rewriting). Throws InputError for a file that
+// is not a module, or whose BTF does not fit the image's.
+std::optional<KernelModule> read_kernel_module(const std::string& path, const KernelImage& image);
+
+// A module's BTF rewritten for the slim kernel: split on the padded slim BTF (the image's .BTF as -o writes
+// it), with all the module's own types, and the types they and its .BTF_ids name from the old base that
+// the slim one lacks, copied in (structs and unions as shells of their name and size, as the slim kernel
+// keeps what it does not need).
+struct SlimModule {
+  std::string btf;
+  std::uint32_t own = 0, imported = 0;  // types written
+  std::string ids;                      // the module's .BTF_ids, remapped and sorted again ("": none)
+};
+SlimModule slim_module(const KernelImage& image, const SlimKernel& slim, const KernelModule& module);
+
 }  // namespace btfslim

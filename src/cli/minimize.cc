@@ -651,14 +651,18 @@ void register_minimize(CLI::App& app) {
       "--family", kernel->families,
       "with --kernel: also keep every attach point of a family: tracepoints, iterators (kfuncs, lsm and struct_ops "
       "are always kept: the kernel lists them itself)")->allow_extra_args(false);
+  CLI::Option* modules = cmd->add_option(
+      "--modules", kernel->modules,
+      "with --kernel: rewrite every module (.ko) under this directory for the slim kernel; -o is then a directory "
+      "that gets vmlinux and the modules at their paths");
   CLI::Option* attach = cmd->add_option(
       "--attach-target", kernel->attach_targets,
       "with --kernel: PROG=FUNC, the target a program's loader sets (bpf_program__set_attach_target)")
       ->allow_extra_args(false);
-  cmd->callback([args, shard, kernel, kernel_opt, btf_out, family, attach, cmd] {
+  cmd->callback([args, shard, kernel, kernel_opt, btf_out, family, attach, modules, cmd] {
     args->sharded = shard->count() > 0;
     if (kernel_opt->count() == 0) {
-      for (const CLI::Option* o : {btf_out, family, attach})
+      for (const CLI::Option* o : {btf_out, family, attach, modules})
         if (o->count() > 0) fail(o->get_name(), "goes with --kernel");
       if (args->objects.empty()) fail("minimize", "name the BPF objects to minimize for");
       return run_minimize(*args);

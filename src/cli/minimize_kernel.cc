@@ -2,6 +2,7 @@
 // profile of BPF objects, written into a copy of the image (and, with --btf-out, alone for a build's
 // link), with a report of what it costs before and after and --explain for why a type is kept.
 #include "btfslim/cli.h"
+#include "btfslim/elf_writer.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 #include "btfslim/kernel_btf.h"
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace btfslim::cli {
 namespace {
@@ -125,6 +127,61 @@ void explain(const KernelImage& image, const KernelProfile& profile, const SlimK
   if (!found) fail(what, "no type of that name in {}", esc(image.path()));
 }
 
+// What rewriting a tree of modules for the slim kernel gave.
+struct ModulesOutcome {
+  std::size_t rewritten = 0, copied = 0;
+  std::uint64_t bytes_before = 0, bytes_after = 0;    // their .BTF
+  std::uint64_t types_before = 0, own = 0, imported = 0;
+  std::uint64_t memory_before = 0, memory_after = 0;  // loaded: kernel_memory(Module)
+};
+
+// Every .ko under `dir`, rewritten for the slim kernel (split on `padded`, the image's new .BTF) and
+// written at the same relative path under `out_dir`; a module without BTF is copied as it is.
+ModulesOutcome rewrite_modules(const KernelImage& image, const SlimKernel& slim, const std::string& padded,
+                               const std::string& dir, const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> kos;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file(ec) && it->path().extension() == ".ko") kos.push_back(it->path());
+  if (ec) fail(dir, "cannot read the directory: {}", ec.message());
+  if (kos.empty()) fail(dir, "holds no kernel modules (.ko)");
+  std::sort(kos.begin(), kos.end());
+
+  // The slim base as the modules' BTF will meet it, to read each rewritten one back on.
+  auto owner = std::make_shared<std::string>(padded);
+  const auto base = Btf::parse("the slim BTF", owner,
+                               std::span(reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size()));
+  ModulesOutcome out;
+  for (const fs::path& ko : kos) {
+    const std::string target = (fs::path(out_dir) / fs::relative(ko, dir)).string();
+    fs::create_directories(fs::path(target).parent_path(), ec);
+    if (ec) fail(fs::path(target).parent_path().string(), "cannot create directory: {}", ec.message());
+    const auto module = read_kernel_module(ko.string(), image);
+    if (!module) {
+      const auto bytes = FileBytes::open(ko.string())->bytes();
+      write_file_atomically(target, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      ++out.copied;
+      continue;
+    }
+    const SlimModule m = slim_module(image, slim, *module);
+    auto copy = std::make_shared<std::string>(m.btf);
+    (void)Btf::parse(target, copy, std::span(reinterpret_cast<const std::uint8_t*>(copy->data()), copy->size()), base);
+    std::vector<std::pair<std::string, std::string_view>> sections = {{".BTF", m.btf}};
+    if (!m.ids.empty()) sections.push_back({".BTF_ids", m.ids});
+    write_file_atomically(target, elf_with_sections(module->file->bytes(), sections, target));
+    ++out.rewritten;
+    out.bytes_before += module->btf->raw().size();
+    out.bytes_after += m.btf.size();
+    out.types_before += module->btf->own_count();
+    out.own += m.own;
+    out.imported += m.imported;
+    out.memory_before += kernel_memory(module->btf->raw().size(), module->btf->own_count(), LoadedAs::Module).total();
+    out.memory_after += kernel_memory(m.btf.size(), m.own + m.imported, LoadedAs::Module).total();
+  }
+  return out;
+}
+
 }  // namespace
 
 void run_minimize_kernel(const KernelMinimizeArgs& args) {
@@ -154,6 +211,18 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
     if (const std::string diff = verify_slim(image, profile, slim); !diff.empty())
       fail(args.output, "not written: the slim BTF does not serve as the source does: {}", diff);
 
+  // With --modules, -o is a directory: the image goes to OUT/vmlinux, the modules beside it.
+  const std::string image_out = args.modules.empty() ? args.output : (std::filesystem::path(args.output) / "vmlinux").string();
+  if (!args.modules.empty()) {
+    std::error_code ec;
+    const auto in = std::filesystem::weakly_canonical(args.modules, ec), out = std::filesystem::weakly_canonical(args.output, ec);
+    if (args.output == "-") fail("-o -", "--modules writes a directory: name it with -o DIR");
+    if (out == in || std::mismatch(in.begin(), in.end(), out.begin(), out.end()).first == in.end())
+      fail(args.output, "is, or is inside, the --modules directory: refusing to write modules among their sources");
+    std::filesystem::create_directories(args.output, ec);
+    if (ec) fail(args.output, "cannot create directory: {}", ec.message());
+  }
+
   // The image: .BTF and .BTF_ids replaced in place, every other byte as it was.
   const std::string btf = padded_btf(image, slim);
   const std::string ids = remapped_btf_ids(image, slim);
@@ -173,7 +242,9 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
   OutputBuffer report(args.output == "-" || args.btf_out == "-" ? 2 : 1,
                       args.output == "-" || args.btf_out == "-" ? "stderr" : "stdout");
   for (const std::string& name : args.explain) explain(image, profile, slim, name, report);
-  write_file_atomically(args.output, pieces);
+  write_file_atomically(image_out, pieces);
+  const ModulesOutcome modules =
+      args.modules.empty() ? ModulesOutcome{} : rewrite_modules(image, slim, btf, args.modules, args.output);
   if (!args.btf_out.empty()) write_file_atomically(args.btf_out, slim.btf);
 
   const Btf& src = *image.btf;
@@ -213,8 +284,18 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
     }
   report.print("{}: the image, with .BTF replaced in place ({} bytes, padded) and {} .BTF_ids slots remapped, {} sets "
                "sorted again\n",
-               args.output == "-" ? "stdout" : escape(args.output), with_commas(btf.size()), image.slots.size(),
+               image_out == "-" ? "stdout" : escape(image_out), with_commas(btf.size()), image.slots.size(),
                image.sets.size());
+  if (!args.modules.empty()) {
+    report.print("{}: {} modules of {} rewritten for the slim base ({} without BTF copied as they are): BTF {} -> {} "
+                 "bytes, {} -> {} types ({} copied from the old base); loaded, {} -> {} bytes of kernel memory\n",
+                 escape(args.output), modules.rewritten, escape(args.modules), modules.copied,
+                 with_commas(modules.bytes_before), with_commas(modules.bytes_after), with_commas(modules.types_before),
+                 with_commas(modules.own + modules.imported), with_commas(modules.imported),
+                 with_commas(modules.memory_before), with_commas(modules.memory_after));
+    report.print("  note: a rewritten module has no signature: a kernel that enforces signatures wants it signed again "
+                 "(scripts/sign-file sha256 KEY CERT MODULE.ko, with the build's key); one that does not taints\n");
+  }
   if (!args.btf_out.empty())
     report.print("{}: the slim .BTF alone ({} bytes), for a kernel build's link\n",
                  args.btf_out == "-" ? "stdout" : escape(args.btf_out), with_commas(slim.btf.size()));

@@ -180,6 +180,25 @@ std::vector<ElfFile::Relocation> ElfFile::relocations(std::uint32_t index) const
   return out;
 }
 
+// The release a module was built for: the first word of `vermagic=` among .modinfo's NUL-separated
+// key=value strings.
+std::string_view ElfFile::module_release() const {
+  const auto modinfo = section(".modinfo");
+  if (!modinfo) return {};
+  const std::string_view all(reinterpret_cast<const char*>(modinfo->data()), modinfo->size());
+  constexpr std::string_view kKey = "vermagic=";
+  for (std::size_t at = 0; at < all.size();) {
+    const std::size_t end = std::min(all.find('\0', at), all.size());
+    const std::string_view entry = all.substr(at, end - at);
+    if (entry.starts_with(kKey)) {
+      const std::string_view value = entry.substr(kKey.size());
+      return value.substr(0, value.find(' '));
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
 bool ElfFile::is_kernel_module() const {
   return section(".modinfo").has_value() || section(".gnu.linkonce.this_module").has_value();
 }

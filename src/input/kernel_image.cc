@@ -12,6 +12,8 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <bit>
+#include <optional>
 
 namespace btfslim {
 namespace {
@@ -45,6 +47,58 @@ std::optional<Kind> slot_kind(std::string_view kind) {
   if (kind == "typedef") return Kind::Typedef;
   if (kind == "func") return Kind::Func;
   return std::nullopt;
+}
+
+// The slots and sets the symbols name in section `ids` (whose bytes hold ids of `btf`), checked: each
+// slot holds 0 or an id of the type its symbol names, except in sets, which resolve_btfids sorted by id
+// after filling them, so that a set's ids are its slots' types in another order.
+void read_btf_ids(const std::string& path, const ElfFile::Section& ids, const std::vector<ElfFile::Symbol>& symbols,
+                  const Btf& btf, ByteOrder order, std::vector<BtfIdSlot>& slots, std::vector<BtfIdSet>& sets) {
+  const std::uint64_t ids_size = ids.bytes.size();
+  auto u32_at = [&](std::uint64_t off) { return order.u32(ids.bytes.data() + off); };
+  for (const ElfFile::Symbol& sym : symbols) {
+    const auto parsed = parse_symbol(sym.name);
+    if (!parsed) continue;
+    if (sym.section != ".BTF_ids") fail(path, "symbol {} is not in a .BTF_ids section", esc(sym.name));
+    if (sym.value < ids.addr || sym.value - ids.addr > ids_size || ids_size - (sym.value - ids.addr) < 4)
+      fail(path, "symbol {} lies outside .BTF_ids ({} bytes)", esc(sym.name), ids_size);
+    const std::uint64_t offset = sym.value - ids.addr;
+    if (parsed->kind == "set" || parsed->kind == "set8") {
+      BtfIdSet set{std::string(sym.name), offset, u32_at(offset), parsed->kind == "set8"};
+      const std::uint64_t header = set.set8 ? 8 : 4, entry = set.set8 ? 8 : 4;
+      // resolve_btfids wrote the count from the symbol's size; both must fit the section.
+      if (header + entry * set.count != sym.size || ids_size - offset < header + entry * set.count)
+        fail(path, "set {} holds a count of {} that its symbol's size ({} bytes) does not fit", esc(sym.name),
+             set.count, sym.size);
+      sets.push_back(std::move(set));
+      continue;
+    }
+    slots.push_back({std::string(sym.name), std::string(parsed->kind), std::string(parsed->name), offset, u32_at(offset)});
+  }
+  // Each slot names the type it holds, except in sets: resolve_btfids sorted those by id after filling
+  // them, so a set's ids are its slots' types in another order.
+  std::vector<const BtfIdSet*> set_of(slots.size(), nullptr);
+  for (const BtfIdSet& set : sets) {
+    const std::uint64_t begin = set.offset + (set.set8 ? 8 : 4), end = begin + std::uint64_t{set.count} * (set.set8 ? 8 : 4);
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].offset >= begin && slots[i].offset < end) set_of[i] = &set;
+  }
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const BtfIdSlot& slot = slots[i];
+    if (slot.id == 0) continue;
+    if (!btf.valid_id(slot.id))
+      fail(path, ".BTF_ids slot {} holds id {}, past the last type of its .BTF ({}): the two do not belong together",
+           esc(slot.symbol), slot.id, btf.end_id() - 1);
+    const TypeView t = btf.type(slot.id);
+    const std::string_view name = btf.str(t.name_off());
+    const auto names = [&](const BtfIdSlot& s) { return slot_kind(s.kind) == t.kind() && s.name == name; };
+    bool fits = names(slot);
+    for (std::size_t j = 0; !fits && set_of[i] && j < slots.size(); ++j)
+      fits = set_of[j] == set_of[i] && names(slots[j]);
+    if (!fits)
+      fail(path, ".BTF_ids slot {} holds id {}, which is {} '{}': its .BTF_ids do not belong to its .BTF",
+           esc(slot.symbol), slot.id, kind_name(t.kind()), esc(name));
+  }
 }
 
 }  // namespace
@@ -87,70 +141,49 @@ KernelImage read_kernel_image(const std::string& path) {
   if (symbols.empty())
     fail(path, "has no symbol table, so its .BTF_ids slots cannot be told apart: use the vmlinux of the "
                "kernel's build, or of its -dbg package (usr/lib/debug/boot/vmlinux-RELEASE)");
-  const std::span<const std::uint8_t> id_bytes = image.btf_ids();
-  auto u32_at = [&](std::uint64_t off) { return order.u32(id_bytes.data() + off); };
   for (const ElfFile::Symbol& sym : symbols) {
-    if (sym.name == "linux_banner" && !sym.section.empty()) {
-      // "Linux version 6.1.0-57-cloud-amd64 (...)": the release is the third word.
-      for (const ElfFile::Section& s : sections)
-        if (s.name == sym.section && sym.value >= s.addr && sym.value - s.addr < s.bytes.size()) {
-          const auto text = s.bytes.subspan(sym.value - s.addr);
-          const std::string_view banner(reinterpret_cast<const char*>(text.data()),
-                                        std::min<std::size_t>(text.size(), 256));
-          constexpr std::string_view kVersion = "Linux version ";
-          if (banner.starts_with(kVersion)) {
-            const std::string_view release = banner.substr(kVersion.size());
-            image.release = std::string(release.substr(0, release.find_first_of(" \n", 0)));
-          }
+    if (sym.name != "linux_banner" || sym.section.empty()) continue;
+    // "Linux version 6.1.0-57-cloud-amd64 (...)": the release is the third word.
+    for (const ElfFile::Section& s : sections)
+      if (s.name == sym.section && sym.value >= s.addr && sym.value - s.addr < s.bytes.size()) {
+        const auto text = s.bytes.subspan(sym.value - s.addr);
+        const std::string_view banner(reinterpret_cast<const char*>(text.data()), std::min<std::size_t>(text.size(), 256));
+        constexpr std::string_view kVersion = "Linux version ";
+        if (banner.starts_with(kVersion)) {
+          const std::string_view release = banner.substr(kVersion.size());
+          image.release = std::string(release.substr(0, release.find_first_of(" \n", 0)));
         }
-      continue;
-    }
-    const auto parsed = parse_symbol(sym.name);
-    if (!parsed) continue;
-    if (sym.section != ".BTF_ids")
-      fail(path, "symbol {} is not in a .BTF_ids section", esc(sym.name));
-    if (sym.value < ids->addr || sym.value - ids->addr > image.ids_size || image.ids_size - (sym.value - ids->addr) < 4)
-      fail(path, "symbol {} lies outside .BTF_ids ({} bytes)", esc(sym.name), image.ids_size);
-    const std::uint64_t offset = sym.value - ids->addr;
-    if (parsed->kind == "set" || parsed->kind == "set8") {
-      BtfIdSet set{std::string(sym.name), offset, u32_at(offset), parsed->kind == "set8"};
-      const std::uint64_t header = set.set8 ? 8 : 4, entry = set.set8 ? 8 : 4;
-      // resolve_btfids wrote the count from the symbol's size; both must fit the section.
-      if (header + entry * set.count != sym.size || image.ids_size - offset < header + entry * set.count)
-        fail(path, "set {} holds a count of {} that its symbol's size ({} bytes) does not fit", esc(sym.name),
-             set.count, sym.size);
-      image.sets.push_back(std::move(set));
-      continue;
-    }
-    image.slots.push_back({std::string(sym.name), std::string(parsed->kind), std::string(parsed->name), offset,
-                           u32_at(offset)});
+      }
   }
-
-  // Each slot names the type it holds, except in sets: resolve_btfids sorted those by id after filling
-  // them, so a set's ids are its slots' types in another order.
-  std::vector<const BtfIdSet*> set_of(image.slots.size(), nullptr);
-  for (const BtfIdSet& set : image.sets) {
-    const std::uint64_t begin = set.offset + (set.set8 ? 8 : 4), end = begin + std::uint64_t{set.count} * (set.set8 ? 8 : 4);
-    for (std::size_t i = 0; i < image.slots.size(); ++i)
-      if (image.slots[i].offset >= begin && image.slots[i].offset < end) set_of[i] = &set;
-  }
-  for (std::size_t i = 0; i < image.slots.size(); ++i) {
-    const BtfIdSlot& slot = image.slots[i];
-    if (slot.id == 0) continue;
-    if (!image.btf->valid_id(slot.id))
-      fail(path, ".BTF_ids slot {} holds id {}, past the last type of its .BTF ({}): the two do not belong together",
-           esc(slot.symbol), slot.id, image.btf->end_id() - 1);
-    const TypeView t = image.btf->type(slot.id);
-    const std::string_view name = image.btf->str(t.name_off());
-    const auto names = [&](const BtfIdSlot& s) { return slot_kind(s.kind) == t.kind() && s.name == name; };
-    bool fits = names(slot);
-    for (std::size_t j = 0; !fits && set_of[i] && j < image.slots.size(); ++j)
-      fits = set_of[j] == set_of[i] && names(image.slots[j]);
-    if (!fits)
-      fail(path, ".BTF_ids slot {} holds id {}, which is {} '{}': the image's .BTF_ids do not belong to its .BTF",
-           esc(slot.symbol), slot.id, kind_name(t.kind()), esc(name));
-  }
+  read_btf_ids(path, *ids, symbols, *image.btf, order, image.slots, image.sets);
   return image;
+}
+
+std::optional<KernelModule> read_kernel_module(const std::string& path, const KernelImage& image) {
+  KernelModule module;
+  module.file = FileBytes::open(path);
+  if (!ElfFile::has_elf_magic(module.file->bytes())) fail(path, "not an ELF file: --modules takes kernel modules (.ko)");
+  const ElfFile elf(module.file);
+  if (!elf.is_kernel_module()) fail(path, "not a kernel module (no .modinfo)");
+  if (const std::string_view release = elf.module_release(); !image.release.empty() && release != image.release)
+    fail(path, "a module of Linux {}, not of {} ({})", esc(release), esc(image.release), esc(image.path()));
+  const std::vector<ElfFile::Section> sections = elf.sections();
+  const ElfFile::Section* btf = nullptr;
+  const ElfFile::Section* ids = nullptr;
+  for (const ElfFile::Section& s : sections) {
+    if (s.name == ".BTF") btf = &s;
+    if (s.name == ".BTF_ids") ids = &s;
+  }
+  if (!btf || btf->bytes.empty()) return std::nullopt;
+  if ((btf->flags & SHF_COMPRESSED) || (ids && (ids->flags & SHF_COMPRESSED)))
+    fail(path, "its .BTF or .BTF_ids section is compressed");
+  module.btf = Btf::parse(path, module.file, btf->bytes, image.btf);
+  if (ids && !ids->bytes.empty())
+    module.ids_bytes.assign(reinterpret_cast<const char*>(ids->bytes.data()), ids->bytes.size());
+  if (ids && !ids->bytes.empty())
+    read_btf_ids(path, *ids, elf.symbols(), *module.btf, ByteOrder(elf.big_endian() != (std::endian::native == std::endian::big)),
+                 module.slots, module.sets);
+  return module;
 }
 
 std::span<const KernelLookup> kernel_lookups() {

@@ -43,25 +43,6 @@ struct BtfSource {
   std::span<const std::uint8_t> ext;  // an ELF file's .BTF.ext, empty when none
 };
 
-// The release a module was built for: the first word of `vermagic=` among .modinfo's NUL-separated
-// key=value strings.
-std::string_view module_release(const ElfFile& elf) {
-  const auto modinfo = elf.section(".modinfo");
-  if (!modinfo) return {};
-  const std::string_view all(reinterpret_cast<const char*>(modinfo->data()), modinfo->size());
-  constexpr std::string_view kKey = "vermagic=";
-  for (std::size_t at = 0; at < all.size();) {
-    const std::size_t end = std::min(all.find('\0', at), all.size());
-    const std::string_view entry = all.substr(at, end - at);
-    if (entry.starts_with(kKey)) {
-      const std::string_view value = entry.substr(kKey.size());
-      return value.substr(0, value.find(' '));
-    }
-    at = end + 1;
-  }
-  return {};
-}
-
 std::string running_release() {
   struct utsname u {};
   return ::uname(&u) == 0 ? std::string(u.release) : std::string();
@@ -91,7 +72,7 @@ BtfSource read_source(const std::string& path) {
   if (btf->empty()) fail(path, "ELF section .BTF is empty");
   file->prefetch(*btf);
   const bool module = elf->is_kernel_module();
-  const std::string_view release = module ? module_release(*elf) : std::string_view();
+  const std::string_view release = module ? elf->module_release() : std::string_view();
   const auto ext = elf->section(".BTF.ext");
   return {elf, *btf, module, release, ext.value_or(std::span<const std::uint8_t>())};
 }

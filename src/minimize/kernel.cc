@@ -31,10 +31,7 @@
 
 #include "raw_writer.h"
 
-#include <bpf/btf.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <unordered_set>
 
@@ -42,6 +39,16 @@ namespace btfslim {
 namespace {
 
 bool is_composite(Kind k) { return k == Kind::Struct || k == Kind::Union; }
+
+void put_u32(std::uint8_t* at, std::uint32_t v, ByteOrder order) {
+  const std::uint32_t raw = order.swapped() ? __builtin_bswap32(v) : v;
+  std::memcpy(at, &raw, 4);
+}
+
+// A raw BTF RawWriter wrote (host order) in the byte order of `like`.
+std::string in_order_of(const Btf& like, std::string raw) {
+  return like.byte_order().swapped() ? swapped_byte_order(std::move(raw)) : raw;
+}
 
 // "struct NAME", "union NAME", "enum NAME", "typedef NAME", "func NAME" or a bare NAME (any kind that
 // names a type): the kind asked for (nullopt: any) and the name.
@@ -74,7 +81,9 @@ class KernelMarker {
     keep(src_.type(id).member(index).type, from(id));
   }
 
-  // A struct or union with all its members (anything else: the type).
+  // A struct or union with all its members, a data section with all its variables (anything else: the
+  // type). A data section is otherwise written with the variables kept for themselves only, and never
+  // empty: the kernel refuses a DATASEC without variables, and with it the whole BTF.
   void whole(TypeId id, KernelKeep why) {
     keep(id, why);
     if (id == 0 || whole_[id]) return;
@@ -82,6 +91,8 @@ class KernelMarker {
     const TypeView t = src_.type(id);
     if (is_composite(t.kind()))
       for (unsigned i = 0; i < t.vlen(); ++i) member(id, i, why);
+    if (t.kind() == Kind::Datasec)
+      for (unsigned i = 0; i < t.vlen(); ++i) keep(t.secinfo(i).type, from(id));
   }
 
   // Keeps what the kept types refer to, until nothing new is kept.
@@ -314,16 +325,23 @@ std::string write_kept(const Btf& src, SlimKernel& out) {
     for (const std::uint32_t e : entries)
       for (std::size_t k = 0; k < 3; ++k) w.u32(words[3 + 3 * e + k]);
   }
-  std::string raw = w.finish();
-  if (!src.big_endian() == (std::endian::native == std::endian::little)) return raw;
-  // The image's byte order, written by libbpf (which keeps the order of types and strings).
-  std::unique_ptr<struct btf, void (*)(struct btf*)> b(btf__new(raw.data(), static_cast<__u32>(raw.size())), btf__free);
-  if (!b) fail(src.name(), "internal error: libbpf rejects the slim BTF ({})", std::strerror(errno));
-  btf__set_endianness(b.get(), src.big_endian() ? BTF_BIG_ENDIAN : BTF_LITTLE_ENDIAN);
-  __u32 size = 0;
-  const void* data = btf__raw_data(b.get(), &size);
-  if (!data) fail(src.name(), "internal error: libbpf cannot write the slim BTF");
-  return std::string(static_cast<const char*>(data), size);
+  return in_order_of(src, w.finish());
+}
+
+// Sorts each set by id, as resolve_btfids does (a set8 entry's flags travel with its id).
+void sort_sets(std::string& ids, std::span<const BtfIdSet> sets, ByteOrder order) {
+  auto* bytes = reinterpret_cast<std::uint8_t*>(ids.data());
+  for (const BtfIdSet& set : sets) {
+    const std::uint64_t first = set.offset + (set.set8 ? 8 : 4), stride = set.set8 ? 8 : 4;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> entries;
+    for (std::uint32_t i = 0; i < set.count; ++i)
+      entries.push_back({order.u32(bytes + first + i * stride), set.set8 ? order.u32(bytes + first + i * stride + 4) : 0});
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::uint32_t i = 0; i < set.count; ++i) {
+      put_u32(bytes + first + i * stride, entries[i].first, order);
+      if (set.set8) put_u32(bytes + first + i * stride + 4, entries[i].second, order);
+    }
+  }
 }
 
 }  // namespace
@@ -383,24 +401,96 @@ std::string padded_btf(const KernelImage& image, const SlimKernel& slim) {
 std::string remapped_btf_ids(const KernelImage& image, const SlimKernel& slim) {
   const auto in = image.btf_ids();
   std::string out(reinterpret_cast<const char*>(in.data()), in.size());
-  auto* bytes = reinterpret_cast<std::uint8_t*>(out.data());
   const ByteOrder order = image.btf->byte_order();
-  auto put = [&](std::uint64_t off, std::uint32_t v) {
-    const std::uint32_t raw = order.swapped() ? __builtin_bswap32(v) : v;
-    std::memcpy(bytes + off, &raw, 4);
+  for (const BtfIdSlot& slot : image.slots)
+    put_u32(reinterpret_cast<std::uint8_t*>(out.data()) + slot.offset, slot.id ? slim.new_id[slot.id] : 0, order);
+  sort_sets(out, image.sets, order);
+  return out;
+}
+
+SlimModule slim_module(const KernelImage& image, const SlimKernel& slim, const KernelModule& module) {
+  const Btf& mod = *module.btf;
+  const Btf& base = *image.btf;
+  const TypeId first = mod.first_id();
+  auto member_position = [&](TypeId id, std::uint32_t index) -> std::optional<std::uint32_t> {
+    const auto m = slim.members.find(id);
+    if (m == slim.members.end()) return std::nullopt;
+    const auto at = std::lower_bound(m->second.begin(), m->second.end(), index);
+    if (at == m->second.end() || *at != index) return std::nullopt;
+    return static_cast<std::uint32_t>(at - m->second.begin());
   };
-  for (const BtfIdSlot& slot : image.slots) put(slot.offset, slot.id ? slim.new_id[slot.id] : 0);
-  // Sorted as resolve_btfids sorts them (by id; a set8 entry's flags travel with its id).
-  for (const BtfIdSet& set : image.sets) {
-    const std::uint64_t first = set.offset + (set.set8 ? 8 : 4), stride = set.set8 ? 8 : 4;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> entries;
-    for (std::uint32_t i = 0; i < set.count; ++i)
-      entries.push_back({order.u32(bytes + first + i * stride), set.set8 ? order.u32(bytes + first + i * stride + 4) : 0});
-    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::uint32_t i = 0; i < set.count; ++i) {
-      put(first + i * stride, entries[i].first);
-      if (set.set8) put(first + i * stride + 4, entries[i].second);
+
+  // The module's own types, numbered after the slim base's; a declaration tag on a member of a base
+  // struct goes where that member does.
+  std::vector<TypeId> own(mod.end_id() - first, 0);
+  TypeId next = slim.types + 1;
+  for (TypeId id = first; id < mod.end_id(); ++id) {
+    const TypeView t = mod.type(id);
+    if (t.kind() == Kind::DeclTag && t.ref() != 0 && t.ref() < first && t.decl_tag_component_idx() >= 0 &&
+        is_composite(base.type(t.ref()).kind()) &&
+        (slim.new_id[t.ref()] == 0 || !member_position(t.ref(), static_cast<std::uint32_t>(t.decl_tag_component_idx()))))
+      continue;
+    own[id - first] = next++;
+  }
+  // What they (and the module's .BTF_ids) name of the old base that the slim one lacks: copied after
+  // them, structs and unions as shells, the rest with what it names in turn.
+  std::unordered_map<TypeId, TypeId> imported;
+  std::vector<TypeId> imports;
+  auto need = [&](TypeId id) {
+    if (id == 0 || id >= first || slim.new_id[id] != 0 || imported.count(id)) return;
+    imported[id] = 0;
+    imports.push_back(id);
+  };
+  for (TypeId id = first; id < mod.end_id(); ++id)
+    if (own[id - first]) for_each_type_ref(mod.type(id), need);
+  for (const BtfIdSlot& slot : module.slots) need(slot.id);
+  for (std::size_t i = 0; i < imports.size(); ++i)
+    if (!is_composite(base.type(imports[i]).kind())) for_each_type_ref(base.type(imports[i]), need);
+  for (const TypeId id : imports) imported[id] = next++;
+  auto map = [&](TypeId id) -> TypeId {
+    if (id == 0) return 0;
+    if (id >= first) return own[id - first];
+    return slim.new_id[id] ? slim.new_id[id] : imported.at(id);
+  };
+
+  // Strings continue the padded base's: its string section ends where the image's .BTF does.
+  const ByteOrder order = base.byte_order();
+  const auto* hdr = reinterpret_cast<const std::uint8_t*>(slim.btf.data());
+  const std::uint32_t base_strings = static_cast<std::uint32_t>(image.btf_size) - order.u32(hdr + 4) - order.u32(hdr + 16);
+  RawWriter w(base_strings);
+  std::vector<std::uint32_t> words;
+  auto copy = [&](const Btf& btf, TypeId id, bool shell) {
+    const TypeView t = btf.type(id);
+    if (shell) {
+      w.u32(w.str(btf.str(t.name_off())));
+      w.u32(static_cast<std::uint32_t>(t.kind()) << 24);
+      w.u32(t.size());
+      return;
     }
+    const std::uint8_t* p = t.data();
+    words.resize(t.record_size() / 4);
+    for (std::size_t i = 0; i < words.size(); ++i) words[i] = order.u32(p + 4 * i);
+    for_each_field(
+        t.info(), [&](std::uint32_t off, NameRole) { words[off / 4] = w.str(btf.str(words[off / 4])); },
+        [&](std::uint32_t off, RefRole) { words[off / 4] = map(words[off / 4]); });
+    if (t.kind() == Kind::DeclTag && t.ref() < first && words[3] != 0xffffffffu && is_composite(base.type(t.ref()).kind()))
+      words[3] = *member_position(t.ref(), words[3]);
+    for (const std::uint32_t v : words) w.u32(v);
+  };
+  for (TypeId id = first; id < mod.end_id(); ++id)
+    if (own[id - first]) copy(mod, id, false);
+  for (const TypeId id : imports) copy(base, id, is_composite(base.type(id).kind()));
+
+  SlimModule out;
+  out.btf = in_order_of(base, w.finish());
+  out.own = static_cast<std::uint32_t>(std::count_if(own.begin(), own.end(), [](TypeId t) { return t != 0; }));
+  out.imported = static_cast<std::uint32_t>(imports.size());
+  if (!module.slots.empty() || !module.sets.empty()) {
+    // The module's .BTF_ids, remapped in place: it lies in the module's file.
+    out.ids = module.ids_bytes;
+    for (const BtfIdSlot& slot : module.slots)
+      put_u32(reinterpret_cast<std::uint8_t*>(out.ids.data()) + slot.offset, map(slot.id), order);
+    sort_sets(out.ids, module.sets, order);
   }
   return out;
 }

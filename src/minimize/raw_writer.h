@@ -50,4 +50,26 @@ class RawWriter {
   std::unordered_map<std::string_view, std::uint32_t> offsets_;  // views into the source's strings
 };
 
+// `raw` (a whole raw BTF, as RawWriter writes it, in host byte order) in the other byte order: the
+// header's fields and every word of the type section swapped, the strings as they are.
+inline std::string swapped_byte_order(std::string raw) {
+  auto swap_at = [&](std::size_t off) {
+    std::uint32_t v;
+    std::memcpy(&v, raw.data() + off, 4);
+    v = __builtin_bswap32(v);
+    std::memcpy(raw.data() + off, &v, 4);
+  };
+  std::uint16_t magic;
+  std::memcpy(&magic, raw.data(), 2);
+  magic = __builtin_bswap16(magic);
+  std::memcpy(raw.data(), &magic, 2);
+  std::uint32_t hdr_len, type_off, type_len;
+  std::memcpy(&hdr_len, raw.data() + 4, 4);
+  std::memcpy(&type_off, raw.data() + 8, 4);
+  std::memcpy(&type_len, raw.data() + 12, 4);
+  for (std::size_t off = 4; off < kHeaderSize; off += 4) swap_at(off);
+  for (std::size_t off = hdr_len + type_off; off < hdr_len + type_off + type_len; off += 4) swap_at(off);
+  return raw;
+}
+
 }  // namespace btfslim

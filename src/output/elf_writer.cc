@@ -44,6 +44,19 @@ struct Fd {
   }
 };
 
+// The first `size` bytes of memory file `fd`.
+std::string read_back(const std::string& output, int fd, std::size_t size) {
+  std::string out(size, '\0');
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(output, "cannot read the memory file back: {}", n < 0 ? std::strerror(errno) : "short read");
+    done += static_cast<std::size_t>(n);
+  }
+  return out;
+}
+
 void add_section(const std::string& output, Elf* elf, std::string_view bytes, std::size_t name, std::uint32_t type,
                  std::size_t align) {
   Elf_Scn* scn = elf_newscn(elf);
@@ -94,18 +107,52 @@ std::string btf_elf_object(std::string_view btf, const BtfElfOptions& options) {
   errno = 0;
   if (elf_update(elf.get(), ELF_C_WRITE) < 0) libelf_failed(output, "cannot lay out the ELF file");
   elf.reset();
-
   struct stat st {};
   if (::fstat(file.fd, &st) != 0) fail(output, "cannot measure the memory file: {}", std::strerror(errno));
-  std::string out(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(file.fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+  return read_back(output, file.fd, static_cast<std::size_t>(st.st_size));
+}
+
+std::string elf_with_sections(std::span<const std::uint8_t> elf_bytes,
+                              const std::vector<std::pair<std::string, std::string_view>>& contents,
+                              const std::string& output) {
+  static const bool initialized = elf_version(EV_CURRENT) != EV_NONE;
+  if (!initialized) libelf_failed(output, "libelf is out of date");
+  Fd file{::memfd_create("btfslim-elf", MFD_CLOEXEC)};
+  if (file.fd < 0) fail(output, "cannot create a memory file: {}", std::strerror(errno));
+  for (std::size_t done = 0; done < elf_bytes.size();) {
+    const ssize_t n = ::write(file.fd, elf_bytes.data() + done, elf_bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(output, "cannot read the memory file back: {}", n < 0 ? std::strerror(errno) : "short read");
+    if (n <= 0) libelf_failed(output, "cannot copy the file into memory");
     done += static_cast<std::size_t>(n);
   }
-  return out;
+  errno = 0;
+  std::unique_ptr<Elf, int (*)(Elf*)> elf(elf_begin(file.fd, ELF_C_RDWR, nullptr), elf_end);
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) libelf_failed(output, "cannot read the ELF file");
+  std::size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf.get(), &shstrndx) != 0) libelf_failed(output, "cannot read the section names");
+  std::vector<bool> replaced(contents.size(), false);
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf.get(), scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) libelf_failed(output, "cannot read a section header");
+    const char* name = elf_strptr(elf.get(), shstrndx, shdr.sh_name);
+    for (std::size_t i = 0; name && i < contents.size(); ++i) {
+      if (contents[i].first != name) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (!data) libelf_failed(output, "cannot read a section");
+      data->d_buf = const_cast<char*>(contents[i].second.data());  // libelf only reads it
+      data->d_size = contents[i].second.size();
+      if (!elf_flagdata(data, ELF_C_SET, ELF_F_DIRTY)) libelf_failed(output, "cannot replace a section");
+      replaced[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < contents.size(); ++i)
+    if (!replaced[i]) fail(output, "internal error: no section {} to replace", esc(contents[i].first));
+  errno = 0;
+  const off_t size = elf_update(elf.get(), ELF_C_WRITE);
+  if (size < 0) libelf_failed(output, "cannot lay out the ELF file");
+  elf.reset();
+  // Only the ELF file: what followed its last byte (a module's appended signature) is left out.
+  return read_back(output, file.fd, static_cast<std::size_t>(size));
 }
 
 }  // namespace btfslim

@@ -5,6 +5,7 @@
 #
 #   BTFSLIM-BOOT START <kernel release>
 #   INSMOD <module> ok|fail <status>       one per -m module, in the order given, before any load
+#   MODBTF <module> <size>                 one per module BTF under /sys/kernel/btf
 #   LOAD <object> ok|fail ...              one per object, in the order given (the loader's lines)
 #   BTF <size> <sha256>                    of /sys/kernel/btf/vmlinux, or "BTF none"
 #   DMESG <line>                           the kernel's messages that mention BPF or BTF, without time
@@ -83,6 +84,9 @@ for ko in /modules/*/*.ko; do
   else
     echo "INSMOD $(basename "$ko") fail $(tr '\n' ' ' </tmp/insmod.err)"
   fi
+done
+for f in /sys/kernel/btf/*; do
+  [ "${f##*/}" = vmlinux ] || echo "MODBTF ${f##*/} $(wc -c <"$f")"
 done
 for object in /objects/*/*; do
   [ -e "$object" ] || continue

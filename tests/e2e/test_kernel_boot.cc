@@ -45,6 +45,8 @@ struct Guest {
   std::map<std::string, std::string> loads;  // object -> "ok", or "fail ERRNO why"
   std::string btf;                           // "SIZE SHA256", or "none"
   std::set<std::string> dmesg;
+  std::map<std::string, std::string> insmods;  // module -> "ok", or "fail why"
+  std::set<std::string> module_btf;            // modules under /sys/kernel/btf
   double seconds = 0;
   std::string log;
 };
@@ -81,6 +83,11 @@ Guest parse_console(const std::string& console) {
       g.loads[line.substr(5, space - 5)] = space == std::string::npos ? "" : line.substr(space + 1);
     } else if (line.rfind("BTF ", 0) == 0) {
       g.btf = line.substr(4);
+    } else if (line.rfind("INSMOD ", 0) == 0) {
+      const size_t space = line.find(' ', 7);
+      g.insmods[line.substr(7, space - 7)] = space == std::string::npos ? "" : line.substr(space + 1);
+    } else if (line.rfind("MODBTF ", 0) == 0) {
+      g.module_btf.insert(line.substr(7, line.find(' ', 7) - 7));
     } else if (line.rfind("DMESG ", 0) == 0) {
       g.dmesg.insert(line.substr(6));
     }
@@ -136,8 +143,19 @@ struct Prepared {
   std::vector<std::string> profile;  // object paths, sorted
   std::string outside;
   std::string initrd;
+  std::string arch_include;  // -I for <asm/types.h>
   Guest original;
 };
+
+// Compiles a test program for the 6.1 kernel (on its vmlinux.h, in p.dir) into `dir`.
+std::string compile(const Prepared& p, const fs::path& source, const std::string& dir) {
+  const std::string object = dir + "/" + source.stem().string() + ".o";  // x.bpf.c -> x.bpf.o
+  const RunResult cc = run({"clang-19", "-target", "bpf", "-g", "-O2", "-Wall", "-D__TARGET_ARCH_x86",
+                            "-I" + p.dir.path(), p.arch_include, "-c", source.string(), "-o", object});
+  INFO("clang-19 " << source << ":\n" << cc.err);
+  REQUIRE(cc.status == 0);
+  return object;
+}
 
 // Why this machine cannot run the test, or "".
 std::string unavailable_reason(std::string& vmlinux) {
@@ -162,7 +180,7 @@ std::unique_ptr<Prepared> prepare(const std::string& vmlinux) {
   // <linux/bpf.h> (the programs without vmlinux.h) includes <asm/types.h>, under the multiarch directory.
   const RunResult multiarch = run({"cc", "-print-multiarch"});
   REQUIRE(multiarch.status == 0);
-  const std::string arch_include = "-I/usr/include/" + multiarch.out.substr(0, multiarch.out.find('\n'));
+  p->arch_include = "-I/usr/include/" + multiarch.out.substr(0, multiarch.out.find('\n'));
 
   std::vector<fs::path> sources;
   for (const auto& entry : fs::directory_iterator(source_data_dir() + "/boot/progs"))
@@ -171,11 +189,7 @@ std::unique_ptr<Prepared> prepare(const std::string& vmlinux) {
   REQUIRE(!sources.empty());
   std::vector<std::string> objects;
   for (const fs::path& source : sources) {
-    const std::string object = p->dir.file(source.stem().string() + ".o");  // x.bpf.c -> x.bpf.o
-    const RunResult cc = run({"clang-19", "-target", "bpf", "-g", "-O2", "-Wall", "-D__TARGET_ARCH_x86",
-                              "-I" + p->dir.path(), arch_include, "-c", source.string(), "-o", object});
-    INFO("clang-19 " << source << ":\n" << cc.err);
-    REQUIRE(cc.status == 0);
+    const std::string object = compile(*p, source, p->dir.path());
     objects.push_back(object);
     if (source.stem().string() + ".o" == kOutside)
       p->outside = object;
@@ -283,6 +297,64 @@ TEST_CASE("a kernel minimized for the profile boots and loads what the original 
   INFO("bpftool btf dump file " << slim << ": " << bpftool.err);
   CHECK(bpftool.status == 0);
   CHECK(!bpftool.out.empty());
+}
+
+TEST_CASE("modules rewritten for the minimized kernel load with their BTF, as the originals on the original",
+          "[kernel-boot]") {
+  const Prepared* p = prepared();
+  if (!p) return;
+  std::string why;
+  const auto kernel = other_kernel(why);
+  if (!kernel) return skip(why);
+  TempDir dir;
+  const std::string out = dir.file("slim");
+  std::vector<std::string> args{"minimize", "--kernel", p->vmlinux, "--modules", kernel->modules, "-o", out};
+  args.insert(args.end(), p->profile.begin(), p->profile.end());
+  const RunResult minimize = btfslim(args);
+  INFO("btfslim minimize --kernel --modules: exit " << minimize.status << "\nstdout: " << minimize.out
+                                                    << "\nstderr: " << minimize.err);
+  REQUIRE(minimize.status == 0);
+
+  // nf_conntrack and what it needs, loaded in order; a program on one of its functions.
+  const std::vector<std::string> modules = {"lib/libcrc32c.ko", "net/ipv4/netfilter/nf_defrag_ipv4.ko",
+                                            "net/ipv6/netfilter/nf_defrag_ipv6.ko", "net/netfilter/nf_conntrack.ko"};
+  const std::string program = compile(*p, source_data_dir() + "/boot/modprogs/fentry_module.bpf.c", dir.path());
+  auto guest = [&](const std::string& vmlinux, const std::string& tree, const std::string& name) {
+    std::vector<std::string> make{"sh", source_data_dir() + "/boot/make-initramfs.sh"};
+    for (const std::string& m : modules) {
+      make.push_back("-m");
+      make.push_back(tree + "/kernel/" + m);
+    }
+    const std::string initrd = dir.file(name + ".cpio");
+    make.insert(make.end(), {initrd, build_data_dir() + "/boot-loader", program});
+    const RunResult initramfs = run(make);
+    INFO("make-initramfs.sh: " << initramfs.err);
+    REQUIRE(initramfs.status == 0);
+    return boot(vmlinux, initrd, dir.file(name + ".log"));
+  };
+  const Guest original = guest(p->vmlinux, kernel->modules, "original-modules");
+  const Guest slim = guest(out + "/vmlinux", out, "slim-modules");
+  INFO("console of the original:\n" << original.log << "\nconsole of the minimized kernel:\n" << slim.log);
+  for (const std::string& m : modules) {
+    const std::string file = fs::path(m).filename().string(), name = fs::path(m).stem().string();
+    INFO(m);
+    REQUIRE(original.insmods.count(file) == 1);
+    REQUIRE(slim.insmods.count(file) == 1);
+    CHECK(original.insmods.at(file) == "ok");
+    CHECK(slim.insmods.at(file) == "ok");
+    // Its BTF is there: the kernel read it on the slim base (a misfit would leave it out).
+    CHECK(original.module_btf.count(name) == 1);
+    CHECK(slim.module_btf.count(name) == 1);
+  }
+  const std::string object = name_of(program);
+  REQUIRE(original.loads.count(object) == 1);
+  REQUIRE(slim.loads.count(object) == 1);
+  CHECK(original.loads.at(object) == "ok");
+  CHECK(slim.loads.at(object) == "ok");
+  for (const std::string& line : slim.dmesg) {
+    INFO("a kernel message only the minimized kernel logs: " << line);
+    CHECK(original.dmesg.count(line) == 1);
+  }
 }
 
 }  // namespace

@@ -255,5 +255,86 @@ TEST_CASE("minimize --kernel refuses what it cannot patch, in one line, and writ
   refused({"minimize", "--kernel", dir.file("bad-vmlinux"), "-o", out}, "do not belong to its .BTF");
 }
 
+// readelf -SW's sections of a file: "name type size" per line, .BTF's size left out.
+std::vector<std::string> section_list(const std::string& elf) {
+  const RunResult r = run({"readelf", "-SW", elf});
+  REQUIRE(r.status == 0);
+  std::vector<std::string> out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto close = line.find(']');
+    if (close == std::string::npos || line.find('[') > close) continue;
+    std::istringstream fields(line.substr(close + 1));
+    std::string name, type, addr, off, size;
+    if (!(fields >> name >> type >> addr >> off >> size) || name == "Name") continue;
+    out.push_back(name + " " + type + " " + (name == ".BTF" ? "-" : size));
+  }
+  return out;
+}
+
+TEST_CASE("minimize --kernel --modules rewrites every module's BTF onto the slim base, and nothing else",
+          "[minimize-kernel]") {
+  std::string why;
+  const std::string kernel = other_kernel_with_symbols(why);
+  if (kernel.empty()) return skip(why);
+  const auto other = other_kernel(why);
+  if (!other) return skip(why);
+  if (!have("bpftool") || !have("readelf")) return skip("no bpftool or readelf");
+  TempDir dir;
+  const std::string out = dir.file("out");
+  const RunResult r = btfslim(with({"minimize", "--kernel", kernel, "--modules", other->modules, "-o", out}, profile()));
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Contains("rewritten for the slim base"));
+  CHECK_THAT(r.out, Contains("scripts/sign-file"));
+  REQUIRE(fs::exists(out + "/vmlinux"));
+
+  // The tree, mirrored: every .ko at its path.
+  std::size_t in_tree = 0;
+  for (const auto& e : fs::recursive_directory_iterator(other->modules))
+    if (e.path().extension() == ".ko") {
+      ++in_tree;
+      CHECK(fs::exists(out + "/" + fs::relative(e.path(), other->modules).string()));
+    }
+  CHECK(in_tree > 1000);
+
+  for (const std::string m : {"net/netfilter/nf_conntrack.ko", "fs/configfs/configfs.ko", "drivers/net/virtio_net.ko"}) {
+    const std::string before = other->module(m), after = out + "/kernel/" + m;
+    INFO(m);
+    // bpftool reads it on the patched image's BTF; its own types come first, each as it was.
+    const RunResult old_dump = run({"bpftool", "btf", "dump", "-B", kernel, "file", before});
+    const RunResult new_dump = run({"bpftool", "btf", "dump", "-B", out + "/vmlinux", "file", after});
+    INFO(new_dump.err);
+    REQUIRE(old_dump.status == 0);
+    REQUIRE(new_dump.status == 0);
+    auto kinds_and_names = [](const std::string& dump) {
+      std::vector<std::string> out;
+      std::istringstream in(dump);
+      std::string line;
+      while (std::getline(in, line))
+        if (!line.empty() && line[0] == '[') {
+          const auto close = line.find("] ");
+          const auto q2 = line.find('\'', line.find('\'', close) + 1);
+          out.push_back(line.substr(close + 2, q2 - close - 1));
+        }
+      return out;
+    };
+    const auto old_types = kinds_and_names(old_dump.out), new_types = kinds_and_names(new_dump.out);
+    REQUIRE(new_types.size() >= old_types.size());
+    CHECK(std::vector<std::string>(new_types.begin(), new_types.begin() + static_cast<std::ptrdiff_t>(old_types.size())) ==
+          old_types);
+    // Every section as it was, .BTF aside (and the signature after the ELF file is gone).
+    CHECK(section_list(after) == section_list(before));
+    const std::string signature = "~Module signature appended~\n";
+    CHECK(read_file(before).ends_with(signature));
+    CHECK(!read_file(after).ends_with(signature));
+  }
+  // Nothing written among the sources.
+  const RunResult inside = btfslim({"minimize", "--kernel", kernel, "--modules", other->modules, "-o", other->modules + "/x"});
+  CHECK(inside.status == 2);
+  CHECK_THAT(inside.err, Contains("inside, the --modules directory"));
+}
+
 }  // namespace
 }  // namespace btfslim::test
