@@ -26,7 +26,11 @@ echo "== unit tests built with AddressSanitizer and UBSan"
 meson test -C build-asan --no-rebuild --print-errorlogs || status=1
 echo "== end-to-end tests of the sanitized binary"
 asan_e2e=build-asan/e2e-tests.log
-if BTFSLIM="$PWD/build-asan/btfslim" BTFSLIM_TEST_BUILD_DIR="$PWD/build/tests" \
+# The environment meson gives the end-to-end tests (tests/meson.build: test_env), with the trace objects the
+# build made (none where the kernel had no BTF at configure time).
+trace_objects=$(cd build/tests && ls trace_*.bpf.o 2>/dev/null | sed 's/\.bpf\.o$//' | paste -sd: -)
+if BTFSLIM="$PWD/build-asan/btfslim" BTFSLIM_TEST_BUILD_DIR="$PWD/build/tests" BTFSLIM_TEST_CC=cc \
+   BTFSLIM_TEST_TRACE_OBJECTS="$trace_objects" \
    BTFSLIM_TEST_SOURCE_DIR="$PWD/tests" build/tests/btfslim-e2e-tests >"$asan_e2e" 2>&1; then
   grep -E '^(All tests passed|test cases:)' "$asan_e2e"
 else
