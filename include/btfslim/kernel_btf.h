@@ -14,9 +14,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace btfslim {
@@ -67,6 +70,10 @@ struct KernelLookup {
   std::string_view reader;  // who looks it up, and since when
 };
 std::span<const KernelLookup> kernel_lookups();
+
+// "struct NAME", "union NAME", "enum NAME", "typedef NAME", "func NAME" or a bare NAME (any kind that
+// names a type): the kind asked for (nullopt: any) and the name, as --keep and --explain take them.
+std::pair<std::optional<Kind>, std::string_view> parse_type_name(std::string_view text);
 
 // Families of attach points a system may need without naming its programs.
 enum class KernelFamily : std::uint8_t { Tracepoints, Iterators };

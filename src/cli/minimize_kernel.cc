@@ -97,14 +97,7 @@ std::string why_kept(const KernelImage& image, const KernelProfile& profile, con
 void explain(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim, const std::string& what,
              OutputBuffer& report) {
   const Btf& btf = *image.btf;
-  std::string_view name = what;
-  std::optional<Kind> kind;
-  for (const auto& [prefix, k] : {std::pair<std::string_view, Kind>{"struct ", Kind::Struct}, {"union ", Kind::Union},
-                                  {"enum ", Kind::Enum}, {"typedef ", Kind::Typedef}, {"func ", Kind::Func}})
-    if (name.starts_with(prefix)) {
-      kind = k;
-      name = name.substr(prefix.size());
-    }
+  const auto [kind, name] = parse_type_name(what);
   bool found = false;
   for (TypeId id = 1; id < btf.end_id(); ++id) {
     const TypeView t = btf.type(id);

@@ -75,8 +75,6 @@ void read_btf_ids(const std::string& path, const ElfFile::Section& ids, const st
     }
     slots.push_back({std::string(sym.name), std::string(parsed->kind), std::string(parsed->name), offset, u32_at(offset)});
   }
-  // Each slot names the type it holds, except in sets: resolve_btfids sorted those by id after filling
-  // them, so a set's ids are its slots' types in another order.
   std::vector<const BtfIdSet*> set_of(slots.size(), nullptr);
   for (const BtfIdSet& set : sets) {
     const std::uint64_t begin = set.offset + (set.set8 ? 8 : 4), end = begin + std::uint64_t{set.count} * (set.set8 ? 8 : 4);
@@ -101,6 +99,17 @@ void read_btf_ids(const std::string& path, const ElfFile::Section& ids, const st
   }
 }
 
+// .BTF and .BTF_ids among `sections`, where there are.
+std::pair<const ElfFile::Section*, const ElfFile::Section*> btf_sections(const std::vector<ElfFile::Section>& sections) {
+  const ElfFile::Section* btf = nullptr;
+  const ElfFile::Section* ids = nullptr;
+  for (const ElfFile::Section& s : sections) {
+    if (s.name == ".BTF") btf = &s;
+    if (s.name == ".BTF_ids") ids = &s;
+  }
+  return {btf, ids};
+}
+
 }  // namespace
 
 KernelImage read_kernel_image(const std::string& path) {
@@ -115,12 +124,7 @@ KernelImage read_kernel_image(const std::string& path) {
   const auto base = image.file->bytes().data();
 
   const std::vector<ElfFile::Section> sections = elf.sections();
-  const ElfFile::Section* btf = nullptr;
-  const ElfFile::Section* ids = nullptr;
-  for (const ElfFile::Section& s : sections) {
-    if (s.name == ".BTF") btf = &s;
-    if (s.name == ".BTF_ids") ids = &s;
-  }
+  const auto [btf, ids] = btf_sections(sections);
   if (!btf) fail(path, "has no .BTF section: a kernel built without CONFIG_DEBUG_INFO_BTF has no BTF to slim");
   if (btf->flags & SHF_COMPRESSED) fail(path, "its .BTF section is compressed: a kernel image's never is");
   if (btf->bytes.empty()) fail(path, "its .BTF section is empty");
@@ -168,12 +172,7 @@ std::optional<KernelModule> read_kernel_module(const std::string& path, const Ke
   if (const std::string_view release = elf.module_release(); !image.release.empty() && release != image.release)
     fail(path, "a module of Linux {}, not of {} ({})", esc(release), esc(image.release), esc(image.path()));
   const std::vector<ElfFile::Section> sections = elf.sections();
-  const ElfFile::Section* btf = nullptr;
-  const ElfFile::Section* ids = nullptr;
-  for (const ElfFile::Section& s : sections) {
-    if (s.name == ".BTF") btf = &s;
-    if (s.name == ".BTF_ids") ids = &s;
-  }
+  const auto [btf, ids] = btf_sections(sections);
   if (!btf || btf->bytes.empty()) return std::nullopt;
   if ((btf->flags & SHF_COMPRESSED) || (ids && (ids->flags & SHF_COMPRESSED)))
     fail(path, "its .BTF or .BTF_ids section is compressed");

@@ -45,20 +45,31 @@ void put_u32(std::uint8_t* at, std::uint32_t v, ByteOrder order) {
   std::memcpy(at, &raw, 4);
 }
 
+// Where member `index` of kept composite `id` is among its kept members (sorted), or nullopt when it is
+// not kept.
+std::optional<std::uint32_t> kept_member_position(const SlimKernel& slim, TypeId id, std::uint32_t index) {
+  const auto m = slim.members.find(id);
+  if (m == slim.members.end()) return std::nullopt;
+  const auto at = std::lower_bound(m->second.begin(), m->second.end(), index);
+  if (at == m->second.end() || *at != index) return std::nullopt;
+  return static_cast<std::uint32_t>(at - m->second.begin());
+}
+
+// The words of a record (host order) with its names written to `w` and its type ids passed through `map`,
+// into `words`.
+template <typename Map>
+void remapped_record(const Btf& btf, const TypeView& t, RawWriter& w, Map&& map, std::vector<std::uint32_t>& words) {
+  const ByteOrder order = btf.byte_order();
+  words.resize(t.record_size() / 4);
+  for (std::size_t i = 0; i < words.size(); ++i) words[i] = order.u32(t.data() + 4 * i);
+  for_each_field(
+      t.info(), [&](std::uint32_t off, NameRole) { words[off / 4] = w.str(btf.str(words[off / 4])); },
+      [&](std::uint32_t off, RefRole) { words[off / 4] = map(words[off / 4]); });
+}
+
 // A raw BTF RawWriter wrote (host order) in the byte order of `like`.
 std::string in_order_of(const Btf& like, std::string raw) {
   return like.byte_order().swapped() ? swapped_byte_order(std::move(raw)) : raw;
-}
-
-// "struct NAME", "union NAME", "enum NAME", "typedef NAME", "func NAME" or a bare NAME (any kind that
-// names a type): the kind asked for (nullopt: any) and the name.
-std::pair<std::optional<Kind>, std::string_view> parse_type_name(std::string_view text) {
-  static constexpr std::pair<std::string_view, Kind> kPrefixes[] = {
-      {"struct ", Kind::Struct}, {"union ", Kind::Union},     {"enum ", Kind::Enum},
-      {"typedef ", Kind::Typedef}, {"func ", Kind::Func}};
-  for (const auto& [prefix, kind] : kPrefixes)
-    if (text.starts_with(prefix)) return {kind, text.substr(prefix.size())};
-  return {std::nullopt, text};
 }
 
 class KernelMarker {
@@ -271,13 +282,7 @@ std::string write_kept(const Btf& src, SlimKernel& out) {
   out.new_id.assign(src.end_id(), 0);
   for (auto& [id, members] : out.members) std::sort(members.begin(), members.end());
   // Declaration tags follow what they tag: the type, a parameter, or a kept member (renumbered).
-  auto member_position = [&](TypeId id, std::uint32_t index) -> std::optional<std::uint32_t> {
-    const auto m = out.members.find(id);
-    if (m == out.members.end()) return std::nullopt;
-    const auto at = std::lower_bound(m->second.begin(), m->second.end(), index);
-    if (at == m->second.end() || *at != index) return std::nullopt;
-    return static_cast<std::uint32_t>(at - m->second.begin());
-  };
+  auto member_position = [&](TypeId id, std::uint32_t index) { return kept_member_position(out, id, index); };
   for (TypeId id = 1; id < src.end_id(); ++id) {
     const TypeView t = src.type(id);
     if (t.kind() != Kind::DeclTag || out.why[id].why != KernelKeep::Why::None) continue;
@@ -295,17 +300,11 @@ std::string write_kept(const Btf& src, SlimKernel& out) {
   out.types = next - 1;
 
   RawWriter w;
-  const ByteOrder order = src.byte_order();
   std::vector<std::uint32_t> words;
   for (TypeId id = 1; id < src.end_id(); ++id) {
     if (out.new_id[id] == 0) continue;
     const TypeView t = src.type(id);
-    const std::uint8_t* p = t.data();
-    words.resize(t.record_size() / 4);
-    for (std::size_t i = 0; i < words.size(); ++i) words[i] = order.u32(p + 4 * i);
-    for_each_field(
-        t.info(), [&](std::uint32_t off, NameRole) { words[off / 4] = w.str(src.str(words[off / 4])); },
-        [&](std::uint32_t off, RefRole) { words[off / 4] = words[off / 4] ? out.new_id[words[off / 4]] : 0; });
+    remapped_record(src, t, w, [&](TypeId ref) { return ref ? out.new_id[ref] : 0; }, words);
     // Entries kept of a struct, union or data section (3 words each): all of the rest.
     std::vector<std::uint32_t> entries;
     if (is_composite(t.kind())) {
@@ -345,6 +344,15 @@ void sort_sets(std::string& ids, std::span<const BtfIdSet> sets, ByteOrder order
 }
 
 }  // namespace
+
+std::pair<std::optional<Kind>, std::string_view> parse_type_name(std::string_view text) {
+  static constexpr std::pair<std::string_view, Kind> kPrefixes[] = {
+      {"struct ", Kind::Struct}, {"union ", Kind::Union},     {"enum ", Kind::Enum},
+      {"typedef ", Kind::Typedef}, {"func ", Kind::Func}};
+  for (const auto& [prefix, kind] : kPrefixes)
+    if (text.starts_with(prefix)) return {kind, text.substr(prefix.size())};
+  return {std::nullopt, text};
+}
 
 SlimKernel slim_kernel(const KernelImage& image, const KernelProfile& profile) {
   SlimKernel out;
@@ -412,13 +420,7 @@ SlimModule slim_module(const KernelImage& image, const SlimKernel& slim, const K
   const Btf& mod = *module.btf;
   const Btf& base = *image.btf;
   const TypeId first = mod.first_id();
-  auto member_position = [&](TypeId id, std::uint32_t index) -> std::optional<std::uint32_t> {
-    const auto m = slim.members.find(id);
-    if (m == slim.members.end()) return std::nullopt;
-    const auto at = std::lower_bound(m->second.begin(), m->second.end(), index);
-    if (at == m->second.end() || *at != index) return std::nullopt;
-    return static_cast<std::uint32_t>(at - m->second.begin());
-  };
+  auto member_position = [&](TypeId id, std::uint32_t index) { return kept_member_position(slim, id, index); };
 
   // The module's own types, numbered after the slim base's; a declaration tag on a member of a base
   // struct goes where that member does.
@@ -467,12 +469,7 @@ SlimModule slim_module(const KernelImage& image, const SlimKernel& slim, const K
       w.u32(t.size());
       return;
     }
-    const std::uint8_t* p = t.data();
-    words.resize(t.record_size() / 4);
-    for (std::size_t i = 0; i < words.size(); ++i) words[i] = order.u32(p + 4 * i);
-    for_each_field(
-        t.info(), [&](std::uint32_t off, NameRole) { words[off / 4] = w.str(btf.str(words[off / 4])); },
-        [&](std::uint32_t off, RefRole) { words[off / 4] = map(words[off / 4]); });
+    remapped_record(btf, t, w, map, words);
     if (t.kind() == Kind::DeclTag && t.ref() < first && words[3] != 0xffffffffu && is_composite(base.type(t.ref()).kind()))
       words[3] = *member_position(t.ref(), words[3]);
     for (const std::uint32_t v : words) w.u32(v);
