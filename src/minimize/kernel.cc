@@ -460,6 +460,14 @@ SlimModule slim_module(const KernelImage& image, const SlimKernel& slim, const K
   const auto* hdr = reinterpret_cast<const std::uint8_t*>(slim.btf.data());
   const std::uint32_t base_strings = static_cast<std::uint32_t>(image.btf_size) - order.u32(hdr + 4) - order.u32(hdr + 16);
   RawWriter w(base_strings);
+  // A name the slim base has is named there, as pahole names a module's (its strings are the slim BTF's).
+  const std::uint32_t str_off = order.u32(hdr + 4) + order.u32(hdr + 16), str_len = order.u32(hdr + 20);
+  const std::string_view strings = std::string_view(slim.btf).substr(str_off, str_len);
+  for (std::size_t at = 0; at < strings.size();) {
+    const std::size_t end = std::min(strings.find('\0', at), strings.size());
+    w.reuse(strings.substr(at, end - at), static_cast<std::uint32_t>(at));
+    at = end + 1;
+  }
   std::vector<std::uint32_t> words;
   auto copy = [&](const Btf& btf, TypeId id, bool shell) {
     const TypeView t = btf.type(id);

@@ -27,6 +27,11 @@ class RawWriter {
     return it->second;
   }
   void u32(std::uint32_t v) { types_.append(reinterpret_cast<const char*>(&v), 4); }
+  // Names `s` by `offset` in the base's strings (split BTF may point below string_base), instead of
+  // writing it again. `s` must outlive the writer.
+  void reuse(std::string_view s, std::uint32_t offset) {
+    if (!s.empty() && offset < string_base_) offsets_.try_emplace(s, offset);
+  }
 
   std::string finish() const {
     std::string out(kHeaderSize, '\0');
