@@ -38,6 +38,13 @@
 
 namespace btfslim::cli {
 
+bool same_file(const std::string& output, const std::string& input) {
+  if (output.empty() || output == "-") return false;
+  struct stat out_st {}, in_st {};
+  return ::stat(output.c_str(), &out_st) == 0 && ::stat(input.c_str(), &in_st) == 0 &&
+         out_st.st_dev == in_st.st_dev && out_st.st_ino == in_st.st_ino;
+}
+
 std::string relocation_site(const BpfObject& obj, const CoreRelocation& r) {
   const BpfFunction* f = obj.function_of(r);
   const std::uint64_t insn = (r.insn_off - (f ? f->offset : 0)) / 8;
@@ -173,16 +180,9 @@ Failing failing_relocations(const ObjectSet& objs, const std::vector<std::vector
 
 // The output must not be an input, however spelt: compared by device and inode where it exists.
 void refuse_overwriting_inputs(const std::string& output, const ObjectSet& objects, const std::string& source_file) {
-  if (output.empty() || output == "-") return;
-  struct stat out_st {};
-  if (::stat(output.c_str(), &out_st) != 0) return;
-  auto same = [&](const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino;
-  };
   for (const BpfObject* in : objects.objects)
-    if (same(in->path())) fail(output, "is an input ({}): refusing to overwrite it", esc(in->path()));
-  if (same(source_file)) fail(output, "is the source BTF: refusing to overwrite it");
+    if (same_file(output, in->path())) fail(output, "is an input ({}): refusing to overwrite it", esc(in->path()));
+  if (same_file(output, source_file)) fail(output, "is the source BTF: refusing to overwrite it");
 }
 
 // Whether libbpf takes the pointers of this BTF to be 4 bytes (its `long` is): the ELF class it is

@@ -11,8 +11,6 @@
 
 #include "minimize_kernel.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -189,15 +187,13 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
   profile.families = parse_families(args.families);
   profile.attach.targets = parse_attach_targets(args.attach_targets);
 
-  // Neither output may be an input.
-  struct stat in_st {};
-  if (::stat(args.kernel.c_str(), &in_st) == 0)
-    for (const std::string& out : {args.output, args.btf_out}) {
-      struct stat st {};
-      if (!out.empty() && out != "-" && ::stat(out.c_str(), &st) == 0 && st.st_dev == in_st.st_dev &&
-          st.st_ino == in_st.st_ino)
-        fail(out, "is the kernel image given with --kernel: refusing to overwrite it");
-    }
+  // No output may be an input (with --modules, the image goes to OUT/vmlinux).
+  const std::string image_out = args.modules.empty() ? args.output : (std::filesystem::path(args.output) / "vmlinux").string();
+  for (const std::string& out : {image_out, args.btf_out}) {
+    if (same_file(out, args.kernel)) fail(out, "is the kernel image given with --kernel: refusing to overwrite it");
+    for (const BpfObject* in : profile.objects)
+      if (same_file(out, in->path())) fail(out, "is an input ({}): refusing to overwrite it", esc(in->path()));
+  }
 
   const SlimKernel slim = slim_kernel(image, profile);
   if (!args.no_verify)
@@ -205,7 +201,6 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
       fail(args.output, "not written: the slim BTF does not serve as the source does: {}", diff);
 
   // With --modules, -o is a directory: the image goes to OUT/vmlinux, the modules beside it.
-  const std::string image_out = args.modules.empty() ? args.output : (std::filesystem::path(args.output) / "vmlinux").string();
   if (!args.modules.empty()) {
     std::error_code ec;
     const auto in = std::filesystem::weakly_canonical(args.modules, ec), out = std::filesystem::weakly_canonical(args.output, ec);

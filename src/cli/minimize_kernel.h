@@ -23,6 +23,10 @@ struct KernelMinimizeArgs {
 
 void run_minimize_kernel(const KernelMinimizeArgs& args);
 
+// Whether `output` ("" and "-" are no file) is the existing file `input`, however spelt: the same device
+// and inode.
+bool same_file(const std::string& output, const std::string& input);
+
 // "OBJECT PROGRAM insn #N: KIND ACCESS (SPEC)": where a relocation is, for reports.
 std::string relocation_site(const BpfObject& obj, const CoreRelocation& r);
 
