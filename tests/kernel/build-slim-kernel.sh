@@ -46,7 +46,7 @@ t0=$(now)
 make -s tinyconfig
 scripts/kconfig/merge_config.sh -m .config "$root/tests/kernel/slim-btf.config" >/dev/null
 make -s olddefconfig
-for option in PVH DEBUG_INFO_BTF BPF_SYSCALL FUNCTION_TRACER SERIAL_8250_CONSOLE BLK_DEV_INITRD; do
+for option in PVH DEBUG_INFO_BTF BPF_SYSCALL BPF_JIT NET MODULES FUNCTION_TRACER SERIAL_8250_CONSOLE BLK_DEV_INITRD; do
   grep -q "^CONFIG_$option=y" .config || { echo "build-slim-kernel: CONFIG_$option did not stick" >&2; exit 1; }
 done
 make -s -j"$jobs" vmlinux
