@@ -18,7 +18,9 @@ struct ObjectOnTarget {
   std::vector<bool> dead;           // per relocation: no program's verifier reaches its instruction (reach.h)
   // For each poisoned relocation a program reaches, in record order: the programs (their names).
   std::vector<std::pair<std::size_t, std::vector<std::string_view>>> reached_from;
-  std::vector<std::string> targets;  // per relocation: the target types used, "[id] struct name, ..."
+  // The target types each relocation used, "[id] struct name, ...": an index into target_names ("" first).
+  std::vector<std::uint32_t> targets;
+  std::vector<std::string> target_names;
   std::vector<KernelRefResult> kernel_refs;  // per CheckRun::kernel_refs[object], in order
   bool kernel_refs_shown = true;  // false on a target without functions: all unchecked, left out of tables
 };

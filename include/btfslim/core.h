@@ -177,18 +177,41 @@ struct TargetSpec {
   std::vector<Step> steps;
 };
 
+// The candidates a relocation matched, in candidate order: one list, shared by every relocation of an
+// object that asks the same question (the same local type, access and kind), as most of a big object's do.
+class Matches {
+ public:
+  Matches() = default;
+  explicit Matches(std::vector<TargetSpec> specs)
+      : specs_(specs.empty() ? nullptr : std::make_shared<const std::vector<TargetSpec>>(std::move(specs))) {}
+  const TargetSpec* begin() const { return specs_ ? specs_->data() : nullptr; }
+  const TargetSpec* end() const { return specs_ ? specs_->data() + specs_->size() : nullptr; }
+  std::size_t size() const { return specs_ ? specs_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const TargetSpec& operator[](std::size_t i) const { return (*specs_)[i]; }
+  // The same list (shared), for work done once per question: nullptr when empty.
+  const void* identity() const { return specs_.get(); }
+  // The roots alone (no paths, no BTF), to keep after the target is dropped.
+  Matches roots_only() const;
+
+ private:
+  std::shared_ptr<const std::vector<TargetSpec>> specs_;
+};
+
 struct CoreResult {
   CoreStatus status = CoreStatus::Ok;
   std::uint64_t value = 0;        // the new value (Ok)
   std::uint64_t local_value = 0;  // what the compiler put in, from the local types
   std::uint32_t local_size = 0, target_size = 0;  // load/store sizes when they are adjusted
   std::string reason;              // why not Ok; also a note for Ok results worth one
-  std::vector<TargetSpec> matches;  // the candidates that matched, in candidate order
+  Matches matches;                 // the candidates that matched, in candidate order
 };
 
 // Resolves every relocation of `object` against `target`, in record order, as libbpf 1.1.2 does on
 // load, including the pruning of a local type's candidates by earlier relocations. Unlike libbpf it
-// goes on after a failing relocation, so that every problem is reported.
+// goes on after a failing relocation, so that every problem is reported. A question asked again (the
+// same local type, access and kind, while that type's candidates are unchanged) is answered from the
+// first asking: only the instruction is judged anew.
 std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index);
 
 // The local root type and the access its record spells, readable: "struct task_struct.pid",

@@ -18,12 +18,14 @@
 
 namespace btfslim {
 
-// One decoded instruction (struct bpf_insn), in the object's byte order.
+// One decoded instruction (struct bpf_insn), in the host's byte order: 8 bytes, as in the file.
 struct BpfInsn {
-  std::uint8_t code = 0, dst = 0, src = 0;
+  std::uint8_t code = 0;
+  std::uint8_t dst : 4 = 0, src : 4 = 0;
   std::int16_t off = 0;
   std::int32_t imm = 0;
 };
+static_assert(sizeof(BpfInsn) == 8);
 
 class BpfCode {
  public:
@@ -57,7 +59,8 @@ class BpfCode {
   };
 
   std::span<const BpfInsn> insns() const { return insns_; }
-  const InsnRef& ref(std::uint32_t pc) const { return refs_[pc]; }
+  // Calls and 64-bit immediate loads have one; every other instruction has none.
+  const InsnRef& ref(std::uint32_t pc) const;
   bool big_endian() const { return big_endian_; }
   // Instructions where paths meet (jump targets, function entries, returns from calls).
   bool joins(std::uint32_t pc) const { return joins_[pc]; }
@@ -69,7 +72,7 @@ class BpfCode {
 
  private:
   std::vector<BpfInsn> insns_;
-  std::vector<InsnRef> refs_;
+  std::vector<std::pair<std::uint32_t, InsnRef>> refs_;  // sorted by instruction: the few that have one
   std::vector<bool> joins_;
   std::vector<Program> programs_;
   std::vector<std::uint32_t> reloc_insn_;
@@ -78,12 +81,15 @@ class BpfCode {
 };
 
 struct ProgramReach {
-  std::vector<std::uint32_t> relocations;  // the relocations whose instruction it reaches, ascending
+  // The relocations whose instruction it reaches, ascending; left empty (nothing is walked) when no
+  // relocation is poisoned, the only ones whose reaching matters.
+  std::vector<std::uint32_t> relocations;
   bool exact = true;  // false when it met its budget: states were merged, more is reached than the verifier sees
 };
 
 struct Reachability {
-  std::vector<bool> reached;            // per relocation: some program reaches its instruction
+  std::vector<bool> reached;            // per relocation: some program reaches its instruction (all, when
+                                        // none is poisoned)
   std::vector<ProgramReach> programs;   // per BpfCode::programs()
 };
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 
 namespace btfslim::cli {
 namespace {
@@ -108,13 +109,23 @@ void run_check(const CheckArgs& args) {
       mark_reachability(cell, code[o]);
       cell.kernel_refs = resolve_kernel_refs(*objects[o], run.kernel_refs[o], names);
       cell.kernel_refs_shown = names.has_functions();
-      // The target is dropped after this loop: keep the roots that matched, not the paths into it.
+      // The target is dropped after this loop: keep the roots that matched, named, not the paths into
+      // it; once for each question (relocations asking the same share their matches).
+      std::unordered_map<const void*, std::pair<Matches, std::uint32_t>> kept;
+      cell.target_names.emplace_back();
+      cell.targets.reserve(cell.results.size());
       for (CoreResult& r : cell.results) {
-        cell.targets.push_back(describe_targets(r));
-        for (TargetSpec& m : r.matches) {
-          m.steps = {};
-          m.btf = nullptr;
+        if (r.matches.empty()) {
+          cell.targets.push_back(0);
+          continue;
         }
+        auto [it, fresh] = kept.try_emplace(r.matches.identity());
+        if (fresh) {
+          it->second = {r.matches.roots_only(), static_cast<std::uint32_t>(cell.target_names.size())};
+          cell.target_names.push_back(describe_targets(r));
+        }
+        r.matches = it->second.first;
+        cell.targets.push_back(it->second.second);
       }
       run.cells[o].push_back(std::move(cell));
     }

@@ -101,22 +101,28 @@ BpfCode::BpfCode(const BpfObject& object) {
   std::vector<Code> code;
   std::vector<std::uint32_t> base(sections.size(), kNoInsn);
   std::uint32_t text = 0;
+  auto executable = [](const ElfFile::Section& sec) {
+    return sec.type == 1 /* SHT_PROGBITS */ && (sec.flags & 0x4 /* SHF_EXECINSTR */) && sec.bytes.size() >= kInsnSize;
+  };
+  std::uint64_t total = 0;
+  for (const ElfFile::Section& sec : sections)
+    if (executable(sec)) total += sec.bytes.size() / kInsnSize;
+  if (total > UINT32_MAX / 2) fail(object.path(), "too many instructions");
+  insns_.reserve(total);
   for (std::uint32_t s = 1; s < sections.size(); ++s) {
     const ElfFile::Section& sec = sections[s];
-    if (sec.type != 1 /* SHT_PROGBITS */ || !(sec.flags & 0x4 /* SHF_EXECINSTR */) || sec.bytes.size() < kInsnSize)
-      continue;
+    if (!executable(sec)) continue;
     const std::uint32_t count = static_cast<std::uint32_t>(sec.bytes.size() / kInsnSize);
     base[s] = static_cast<std::uint32_t>(insns_.size());
     code.push_back({s, base[s], count});
     for (std::uint32_t i = 0; i < count; ++i) insns_.push_back(decode(sec.bytes.data() + i * kInsnSize, big_endian_));
     if (sec.name == ".text") text = s;
-    if (insns_.size() > UINT32_MAX / 2) fail(object.path(), "too many instructions");
   }
   for (std::uint32_t s = 1; s < sections.size(); ++s)
     if (is_rodata(sections[s].name)) rodata_.emplace_back(s, sections[s].bytes);
 
   const std::uint32_t n = static_cast<std::uint32_t>(insns_.size());
-  refs_.assign(n, {});
+  std::unordered_map<std::uint32_t, InsnRef> refs;  // sorted into refs_ at the end
   joins_.assign(n, false);
   auto section_end = [&](std::uint32_t pc) {
     for (const Code& c : code)
@@ -146,12 +152,12 @@ BpfCode::BpfCode(const BpfObject& object) {
 
   auto call_to = [&](std::uint32_t pc, std::int64_t target, std::uint32_t end) {
     if (target < 0 || target >= end || target >= n) {
-      refs_[pc] = {Ref::BadCall, 0, 0};
+      refs[pc] = {Ref::BadCall, 0, 0};
       return;
     }
     const auto t = static_cast<std::uint32_t>(target);
     const auto it = global.find(t);
-    refs_[pc] = {it != global.end() && it->second ? Ref::GlobalCall : Ref::StaticCall, t, 0};
+    refs[pc] = {it != global.end() && it->second ? Ref::GlobalCall : Ref::StaticCall, t, 0};
     joins_[t] = true;
     if (pc + 1 < n) joins_[pc + 1] = true;
   };
@@ -171,29 +177,29 @@ BpfCode::BpfCode(const BpfObject& object) {
       relocated[pc] = true;
       if (in.code == kCall) {
         if (sym.section == 0) {
-          refs_[pc] = {Ref::ExternCall, 0, 0};
+          refs[pc] = {Ref::ExternCall, 0, 0};
         } else if (sym.section == text && text != 0) {
           // libbpf: the symbol's instruction plus imm + 1 (imm is -1 for a global function, the
           // function's place in the section for a static one called through the section symbol).
           const std::uint32_t tb = base[text];
           call_to(pc, tb + static_cast<std::int64_t>(sym.value / kInsnSize) + in.imm + 1, section_end(tb));
-          if (refs_[pc].ref != Ref::BadCall && refs_[pc].target < tb) refs_[pc] = {Ref::BadCall, 0, 0};
+          if (refs[pc].ref != Ref::BadCall && refs[pc].target < tb) refs[pc] = {Ref::BadCall, 0, 0};
         } else {
-          refs_[pc] = {Ref::BadCall, 0, 0};
+          refs[pc] = {Ref::BadCall, 0, 0};
         }
       } else if (in.code == kLdImm64) {
         const std::int64_t byte = static_cast<std::int64_t>(sym.value) + in.imm;
         if (sym.section == 0 || sym.section >= sections.size()) {
-          refs_[pc] = {Ref::Data, 0, 0};
+          refs[pc] = {Ref::Data, 0, 0};
         } else if (base[sym.section] != kNoInsn && byte >= 0 && byte % kInsnSize == 0 &&
                    base[sym.section] + byte / kInsnSize < section_end(base[sym.section])) {
           const auto t = static_cast<std::uint32_t>(base[sym.section] + byte / kInsnSize);
-          refs_[pc] = {Ref::FuncAddr, t, 0};
+          refs[pc] = {Ref::FuncAddr, t, 0};
           joins_[t] = true;
         } else if (is_rodata(sections[sym.section].name) && byte >= 0) {
-          refs_[pc] = {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)};
+          refs[pc] = {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)};
         } else {
-          refs_[pc] = {Ref::Data, 0, 0};
+          refs[pc] = {Ref::Data, 0, 0};
         }
       }
     }
@@ -209,7 +215,7 @@ BpfCode::BpfCode(const BpfObject& object) {
         if (!relocated[pc] && in.src == kPseudoFunc) {
           const std::int64_t t = std::int64_t{pc} + in.imm + 1;
           if (t >= c.base && t < end) {
-            refs_[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
+            refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
             joins_[static_cast<std::size_t>(t)] = true;
           }
         }
@@ -239,6 +245,14 @@ BpfCode::BpfCode(const BpfObject& object) {
       }
     reloc_insn_.push_back(at);
   }
+  refs_.assign(refs.begin(), refs.end());
+  std::sort(refs_.begin(), refs_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+}
+
+const BpfCode::InsnRef& BpfCode::ref(std::uint32_t pc) const {
+  static const InsnRef none;
+  const auto it = std::lower_bound(refs_.begin(), refs_.end(), pc, [](const auto& e, std::uint32_t k) { return e.first < k; });
+  return it != refs_.end() && it->first == pc ? it->second : none;
 }
 
 std::span<const std::uint8_t> BpfCode::rodata(std::uint32_t section) const {
@@ -543,13 +557,35 @@ struct Patch {
   std::uint64_t value = 0;
 };
 
+// The relocated instructions, with what libbpf puts there: a value, or a poisoned call. Few of a
+// program's instructions are: a byte each says which, the values are looked up for those.
+class Patches {
+ public:
+  explicit Patches(std::size_t insns) : kinds_(insns, Patch::None) {}
+  void set(std::uint32_t pc, Patch p) {
+    kinds_[pc] = p.kind;
+    if (p.kind == Patch::Value) values_[pc] = p.value;
+  }
+  Patch at(std::uint32_t pc) const {
+    if (kinds_[pc] != Patch::Value) return {static_cast<decltype(Patch::kind)>(kinds_[pc]), 0};
+    return {Patch::Value, values_.at(pc)};
+  }
+  std::uint8_t kind(std::uint32_t pc) const { return kinds_[pc]; }
+
+ private:
+  std::vector<std::uint8_t> kinds_;
+  std::unordered_map<std::uint32_t, std::uint64_t> values_;
+};
+
 class Walk {
  public:
-  Walk(const BpfCode& code, const std::vector<Patch>& patches)
+  Walk(const BpfCode& code, const Patches& patches)
       : code_(code), insns_(code.insns()), patches_(patches), reached_(insns_.size(), false) {}
 
   void run(std::uint32_t entry);
   bool reached(std::uint32_t pc) const { return reached_[pc]; }
+  // Every instruction reached, in the order first reached.
+  const std::vector<std::uint32_t>& reached_list() const { return reached_list_; }
   bool exact() const { return mode_ == Mode::Exact; }
 
  private:
@@ -575,8 +611,9 @@ class Walk {
 
   const BpfCode& code_;
   std::span<const BpfInsn> insns_;
-  const std::vector<Patch>& patches_;
+  const Patches& patches_;
   std::vector<bool> reached_;
+  std::vector<std::uint32_t> reached_list_;
   std::vector<std::uint32_t> entries_;
   std::unordered_set<std::uint32_t> entry_set_;
   std::vector<Work> work_;
@@ -779,7 +816,10 @@ void Walk::flow() {
   while (!todo.empty()) {
     const std::uint32_t pc = todo.back();
     todo.pop_back();
-    reached_[pc] = true;
+    if (!reached_[pc]) {
+      reached_[pc] = true;
+      reached_list_.push_back(pc);
+    }
     const BpfInsn& in = insns_[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
     const BpfCode::InsnRef& ref = code_.ref(pc);
@@ -811,14 +851,17 @@ void Walk::walk(std::uint32_t pc, State& st) {
       mode_ = Mode::Flow;
       return;
     }
-    reached_[pc] = true;
+    if (!reached_[pc]) {
+      reached_[pc] = true;
+      reached_list_.push_back(pc);
+    }
 
     BpfInsn in = insns_[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
     if (in.dst > 10 || in.src > 10) return;  // the verifier rejects the program
     Frame* f = &st.frames.back();
     Value* r = f->regs;
-    const Patch& patch = patches_[pc];
+    const Patch patch = patches_.at(pc);
     const bool ld_imm64 = in.code == kLdImm64;
 
     if (patch.kind == Patch::Poison) {
@@ -1034,36 +1077,50 @@ void Walk::walk(std::uint32_t pc, State& st) {
 Reachability reachability(const BpfCode& code, std::span<const CoreResult> results) {
   Reachability out;
   out.reached.assign(results.size(), false);
-  std::vector<Patch> patches(code.insns().size());
+  out.programs.resize(code.programs().size());
+  Patches patches(code.insns().size());
+  // The relocations by instruction, for going from what a program reaches to them.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> at;  // (instruction, relocation)
+  bool poisoned = false;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::uint32_t pc = code.insn_of(i);
     if (pc == kNoInsn) {
       out.reached[i] = true;  // not in code we can read: take it as reached
       continue;
     }
+    at.emplace_back(pc, static_cast<std::uint32_t>(i));
     switch (results[i].status) {
       case CoreStatus::Ok:
-        if (patches[pc].kind != Patch::Poison) patches[pc] = {Patch::Value, results[i].value};
+        if (patches.kind(pc) != Patch::Poison) patches.set(pc, {Patch::Value, results[i].value});
         break;
       case CoreStatus::Poisoned:
-        patches[pc] = {Patch::Poison, 0};
+        patches.set(pc, {Patch::Poison, 0});
+        poisoned = true;
         break;
       default:
         break;  // libbpf fails the load before the verifier runs
     }
   }
-  for (const BpfCode::Program& p : code.programs()) {
+  // Only a poisoned instruction makes reaching it matter (it fails the load there): without one,
+  // nothing is walked and everything counts as reached.
+  if (!poisoned) {
+    out.reached.assign(results.size(), true);
+    return out;
+  }
+  std::sort(at.begin(), at.end());
+  for (std::size_t p = 0; p < code.programs().size(); ++p) {
     Walk walk(code, patches);
-    walk.run(p.entry);
-    ProgramReach& pr = out.programs.emplace_back();
+    walk.run(code.programs()[p].entry);
+    ProgramReach& pr = out.programs[p];
     pr.exact = walk.exact();
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const std::uint32_t pc = code.insn_of(i);
-      if (pc != kNoInsn && walk.reached(pc)) {
-        pr.relocations.push_back(static_cast<std::uint32_t>(i));
-        out.reached[i] = true;
+    for (const std::uint32_t pc : walk.reached_list()) {
+      auto it = std::lower_bound(at.begin(), at.end(), std::pair(pc, std::uint32_t{0}));
+      for (; it != at.end() && it->first == pc; ++it) {
+        pr.relocations.push_back(it->second);
+        out.reached[it->second] = true;
       }
     }
+    std::sort(pr.relocations.begin(), pr.relocations.end());
   }
   return out;
 }

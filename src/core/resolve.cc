@@ -308,121 +308,187 @@ std::string errno_text(int err) {
 
 }  // namespace
 
+Matches Matches::roots_only() const {
+  std::vector<TargetSpec> roots;
+  for (const TargetSpec& m : *this) roots.push_back({nullptr, m.root, m.bit_offset, {}});
+  return Matches(std::move(roots));
+}
+
+namespace {
+
+// A question of an object: its local root type, access string and kind. Programs of an agent ask the
+// same few hundred of them thousands of times.
+struct Question {
+  TypeId local_type;
+  std::uint32_t access_off, kind;
+  bool operator==(const Question&) const = default;
+};
+struct QuestionHash {
+  std::size_t operator()(const Question& q) const {
+    return (std::size_t{q.local_type} * 0x9e3779b97f4a7c15ull) ^ (std::size_t{q.access_off} << 4) ^ q.kind;
+  }
+};
+
+// The answer to a question, up to the instruction: judge_patch() decides what the instruction makes of it.
+constexpr std::uint32_t kNever = UINT32_MAX;
+constexpr std::uint32_t kAlways = UINT32_MAX - 1;  // an answer the candidates play no part in
+
+struct Answer {
+  std::uint32_t generation = kNever;  // of the local type's candidate list it holds for
+  bool final = false;            // `result` is the whole outcome: the instruction is not looked at
+  bool matched = false;
+  CoreResult result;  // final: all of it; else its matches, and the reason a miss gives
+  Calc calc;
+};
+
+// libbpf's per-object candidate cache, narrowed as relocations match: a generation counts the changes.
+struct CandidateList {
+  std::vector<Candidate> list;
+  std::uint32_t generation = 0;
+};
+
+// The answer to `r`'s question, with the candidates as they are: libbpf's bpf_core_calc_relo_insn.
+void answer(Context& cx, const BpfObject& object, const CoreRelocation& r, CandidateList* cands, bool little_endian,
+            Answer& a) {
+  CoreResult& out = a.result;
+  a.final = true;
+  a.generation = kAlways;
+  auto error = [&](CoreStatus status, std::string why) {
+    out.status = status;
+    out.reason = std::move(why);
+  };
+  const Btf& local = object.btf();
+  const std::uint32_t kind = r.kind;
+  Spec local_spec, cand_spec, targ_spec;
+  if (kind > kMaxRelocKind) return error(CoreStatus::Error, fmt::format("unrecognized CO-RE relocation kind {}", kind));
+  if (kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && !cands)
+    return error(CoreStatus::Error, "the local type is anonymous: libbpf finds no candidates for it");
+  if (const int err = core::parse_spec(cx, local, r, object.access(r), local_spec); err != 0)
+    return error(CoreStatus::Error, fmt::format("cannot parse access '{}' on local type [{}]: {}", esc(object.access(r)),
+                                                r.local_type, errno_text(err)));
+  if (kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) {
+    out.value = out.local_value = local_spec.root;
+    return;
+  }
+
+  // A candidate's part in the result, also when it is the one that makes the relocation fail.
+  std::vector<TargetSpec> kept;
+  auto keep = [&](const Spec& spec) {
+    TargetSpec& ts = kept.emplace_back();
+    ts.btf = spec.btf;
+    ts.root = spec.root;
+    ts.bit_offset = spec.bit_offset;
+    ts.steps.assign(spec.raw.begin(), spec.raw.begin() + spec.raw_len);
+  };
+  Calc targ_res, cand_res;
+  std::string why;
+  std::size_t matched = 0;
+  bool failed = false, changed = false;
+  std::vector<Candidate>& list = cands->list;
+  for (std::size_t i = 0; i < list.size() && !failed; ++i) {
+    const int m = core::spec_match(cx, local_spec, *list[i].btf, list[i].id, cand_spec);
+    if (m < 0) {
+      error(CoreStatus::Error, fmt::format("matching candidate [{}] failed: {}", list[i].id,
+                                           cx.over_budget() ? "too much work (crafted BTF?)" : errno_text(m)));
+      failed = true;
+      break;
+    }
+    if (m == 0) continue;
+    if (const int err = calc_relo(cx, kind, local_spec, &cand_spec, little_endian, cand_res, why); err != 0) {
+      keep(cand_spec);
+      error(CoreStatus::Error, why.empty() ? errno_text(err) : why);
+      failed = true;
+      break;
+    }
+    if (matched == 0) {
+      targ_res = cand_res;
+      targ_spec = cand_spec;
+    } else if (cand_spec.bit_offset != targ_spec.bit_offset) {
+      keep(cand_spec);
+      error(CoreStatus::Ambiguous, fmt::format("field offset ambiguity: candidates [{}] and [{}] put it at bit {} and {}",
+                                               targ_spec.root, cand_spec.root, targ_spec.bit_offset, cand_spec.bit_offset));
+      failed = true;
+      break;
+    } else if (cand_res.poison != targ_res.poison || cand_res.new_val != targ_res.new_val) {
+      keep(cand_spec);
+      error(CoreStatus::Ambiguous, fmt::format("candidates [{}] and [{}] give different values: {} and {}",
+                                               targ_spec.root, cand_spec.root, targ_res.new_val, cand_res.new_val));
+      failed = true;
+      break;
+    }
+    keep(cand_spec);
+    changed |= matched != i;
+    list[matched++] = list[i];
+  }
+  out.matches = Matches(std::move(kept));
+  if (failed) {
+    // A list a failure rewrote in part need not answer the same again: asked anew every time.
+    if (changed) ++cands->generation;
+    a.generation = changed ? kNever : cands->generation;
+    cx.take_why();
+    return;
+  }
+  // Narrowed to the candidates that matched, the list answers this question the same way again.
+  if (matched > 0 && matched < list.size()) {
+    list.resize(matched);
+    ++cands->generation;
+  }
+  a.generation = cands->generation;
+
+  if (matched == 0) {
+    if (const int err = calc_relo(cx, kind, local_spec, nullptr, little_endian, targ_res, why); err != 0)
+      return error(CoreStatus::Error, why.empty() ? errno_text(err) : why);
+    std::string miss = cx.take_why();
+    if (list.empty()) {
+      const std::string_view local_name = local.str(local.type(r.local_type).name_off());
+      const TypeView lt = local.type(r.local_type);
+      miss = fmt::format("no {} named '{}' in the target", core::kind_word(lt.kind()), esc(essential_name(local_name)));
+    }
+    out.reason = std::move(miss);  // also for an existence check that found nothing: it says why
+  } else {
+    cx.take_why();
+  }
+  a.final = false;
+  a.matched = matched > 0;
+  a.calc = targ_res;
+}
+
+}  // namespace
+
 std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index) {
   const Btf& local = object.btf();
   const bool little_endian = !local.big_endian();
   Context cx;
-  // libbpf's per-object candidate cache, narrowed as relocations match.
-  std::unordered_map<TypeId, std::vector<Candidate>> cache;
+  std::unordered_map<TypeId, CandidateList> cache;
+  std::unordered_map<Question, Answer, QuestionHash> answers;
   std::vector<CoreResult> results;
   results.reserve(object.relocations().size());
-  Spec local_spec, cand_spec, targ_spec;
 
   for (const CoreRelocation& r : object.relocations()) {
     CoreResult& out = results.emplace_back();
-    auto error = [&](CoreStatus status, std::string why) {
-      out.status = status;
-      out.reason = std::move(why);
-    };
-    // A candidate's part in the result, also when it is the one that makes the relocation fail.
-    auto keep = [&](const Spec& spec) {
-      TargetSpec& ts = out.matches.emplace_back();
-      ts.btf = spec.btf;
-      ts.root = spec.root;
-      ts.bit_offset = spec.bit_offset;
-      ts.steps.assign(spec.raw.begin(), spec.raw.begin() + spec.raw_len);
-    };
-    cx.reset_work();
-    const std::uint32_t kind = r.kind;
-    if (kind > kMaxRelocKind) {
-      error(CoreStatus::Error, fmt::format("unrecognized CO-RE relocation kind {}", kind));
-      continue;
-    }
-    const std::string_view local_name = r.local_type ? local.str(local.type(r.local_type).name_off()) : "";
-    std::vector<Candidate>* cands = nullptr;
-    if (kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) {
-      if (local_name.empty()) {
-        error(CoreStatus::Error, "the local type is anonymous: libbpf finds no candidates for it");
-        continue;
-      }
+    CandidateList* cands = nullptr;
+    if (r.kind <= kMaxRelocKind && r.kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && r.local_type != 0 &&
+        !local.str(local.type(r.local_type).name_off()).empty()) {
       auto [it, inserted] = cache.try_emplace(r.local_type);
-      if (inserted) it->second = index.candidates(local, r.local_type);
+      if (inserted) it->second.list = index.candidates(local, r.local_type);
       cands = &it->second;
     }
-
-    if (const int err = core::parse_spec(cx, local, r, object.access(r), local_spec); err != 0) {
-      error(CoreStatus::Error, fmt::format("cannot parse access '{}' on local type [{}]: {}", esc(object.access(r)),
-                                           r.local_type, errno_text(err)));
+    const std::uint32_t generation = cands ? cands->generation : 0;
+    auto [it, fresh] = answers.try_emplace(Question{r.local_type, r.access_off, r.kind});
+    Answer& a = it->second;
+    if (fresh || (a.generation != kAlways && a.generation != generation)) {
+      a = Answer{};
+      cx.reset_work();
+      answer(cx, object, r, cands, little_endian, a);
+    }
+    if (a.final) {
+      out = a.result;
       continue;
-    }
-    if (kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) {
-      out.value = out.local_value = local_spec.root;
-      continue;
-    }
-
-    Calc targ_res, cand_res;
-    std::string why;
-    std::size_t matched = 0;
-    bool failed = false;
-    std::vector<Candidate>& list = *cands;
-    for (std::size_t i = 0; i < list.size() && !failed; ++i) {
-      const int m = core::spec_match(cx, local_spec, *list[i].btf, list[i].id, cand_spec);
-      if (m < 0) {
-        error(CoreStatus::Error, fmt::format("matching candidate [{}] failed: {}", list[i].id,
-                                             cx.over_budget() ? "too much work (crafted BTF?)" : errno_text(m)));
-        failed = true;
-        break;
-      }
-      if (m == 0) continue;
-      if (const int err = calc_relo(cx, kind, local_spec, &cand_spec, little_endian, cand_res, why); err != 0) {
-        keep(cand_spec);
-        error(CoreStatus::Error, why.empty() ? errno_text(err) : why);
-        failed = true;
-        break;
-      }
-      if (matched == 0) {
-        targ_res = cand_res;
-        targ_spec = cand_spec;
-      } else if (cand_spec.bit_offset != targ_spec.bit_offset) {
-        keep(cand_spec);
-        error(CoreStatus::Ambiguous, fmt::format("field offset ambiguity: candidates [{}] and [{}] put it at bit {} and {}",
-                                                 targ_spec.root, cand_spec.root, targ_spec.bit_offset, cand_spec.bit_offset));
-        failed = true;
-        break;
-      } else if (cand_res.poison != targ_res.poison || cand_res.new_val != targ_res.new_val) {
-        keep(cand_spec);
-        error(CoreStatus::Ambiguous, fmt::format("candidates [{}] and [{}] give different values: {} and {}",
-                                                 targ_spec.root, cand_spec.root, targ_res.new_val, cand_res.new_val));
-        failed = true;
-        break;
-      }
-      keep(cand_spec);
-      list[matched++] = list[i];
-    }
-    if (failed) {
-      cx.take_why();
-      continue;
-    }
-    if (matched > 0) list.resize(matched);
-
-    if (matched == 0) {
-      if (const int err = calc_relo(cx, kind, local_spec, nullptr, little_endian, targ_res, why); err != 0) {
-        error(CoreStatus::Error, why.empty() ? errno_text(err) : why);
-        continue;
-      }
     }
     const ProgramSection& section = object.sections()[r.section];
-    judge_patch(targ_res, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, little_endian, out);
-    if (matched == 0) {
-      std::string miss = cx.take_why();
-      if (list.empty()) {
-        const TypeView lt = local.type(r.local_type);
-        miss = fmt::format("no {} named '{}' in the target", core::kind_word(lt.kind()), esc(essential_name(local_name)));
-      }
-      out.reason = std::move(miss);  // also for an existence check that found nothing: it says why
-    } else {
-      cx.take_why();
-    }
+    judge_patch(a.calc, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, little_endian, out);
+    out.matches = a.result.matches;
+    if (!a.matched) out.reason = a.result.reason;
   }
   return results;
 }

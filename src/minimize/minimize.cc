@@ -575,9 +575,12 @@ Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*
                             const std::vector<std::vector<CoreResult>>& results) {
   Minimized out;
   Marker mark(source, out);
+  // Relocations that ask the same question share their matches: marked once, for the first of them.
+  std::unordered_set<const void*> marked;
   for (std::size_t o = 0; o < objects.size(); ++o) {
     const auto relos = objects[o]->relocations();
     for (std::size_t i = 0; i < relos.size(); ++i) {
+      if (const void* q = results[o][i].matches.identity(); q && !marked.insert(q).second) continue;
       mark.set_reason({static_cast<int>(o), static_cast<std::uint32_t>(i)});
       mark_relocation(mark, *objects[o], relos[i], results[o][i]);
     }

@@ -3,9 +3,11 @@
 #include "btfslim/check.h"
 #include "btfslim/escape.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace btfslim {
 namespace {
@@ -93,26 +95,59 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
       out.put('\n');
       continue;
     }
-    // Column widths from the rows, so that long accessors do not break the table.
+    // Column widths from the rows, so that long accessors do not break the table. Programs and
+    // accessors are named once each: an agent's thousands of relocations ask a few hundred questions.
+    const auto relos = obj.relocations();
+    std::vector<std::uint32_t> program_of(relos.size()), accessor_of(relos.size());
     std::vector<std::string> programs, accessors;
+    std::unordered_map<std::string_view, std::uint32_t> program_ids;
+    std::unordered_map<std::uint64_t, std::uint32_t> accessor_ids;
     std::size_t pw = 7, aw = 8;
-    for (const CoreRelocation& r : obj.relocations()) {
-      const Where w = where(obj, r);
-      programs.push_back(escape(w.program));
-      accessors.push_back(describe_access(obj, r));
-      pw = std::max(pw, programs.back().size());
-      aw = std::max(aw, accessors.back().size());
+    for (std::size_t i = 0; i < relos.size(); ++i) {
+      const CoreRelocation& r = relos[i];
+      auto [p, new_program] = program_ids.try_emplace(where(obj, r).program, static_cast<std::uint32_t>(programs.size()));
+      if (new_program) {
+        programs.push_back(escape(p->first));
+        pw = std::max(pw, programs.back().size());
+      }
+      program_of[i] = p->second;
+      const std::uint64_t question = std::uint64_t{r.local_type} << 36 | std::uint64_t{r.access_off} << 4 | r.kind;
+      auto [a, new_accessor] = accessor_ids.try_emplace(question, static_cast<std::uint32_t>(accessors.size()));
+      if (new_accessor) {
+        accessors.push_back(describe_access(obj, r));
+        aw = std::max(aw, accessors.back().size());
+      }
+      accessor_of[i] = a->second;
     }
     aw = std::min<std::size_t>(aw, 60);
-    out.print("  {:<{}}  {:>5}  {:<14}  {:<{}}  {:<20}  {}\n", "PROGRAM", pw, "INSN", "KIND", "ACCESSOR", aw, "RESULT",
-              "TARGET");
-    const auto relos = obj.relocations();
+    // Escaped names are ASCII: padded by their length, not by counting code points.
+    auto cell_at = [&out](std::string_view s, std::size_t width) {
+      out.write(s);
+      for (std::size_t n = s.size(); n < width; ++n) out.put(' ');
+    };
+    out.write("  ");
+    cell_at("PROGRAM", pw);
+    out.write("   INSN  KIND            ");
+    cell_at("ACCESSOR", aw);
+    out.write("  RESULT                TARGET\n");
     for (std::size_t i = 0; i < relos.size(); ++i) {
       const CoreResult& r = cell.results[i];
-      out.print("  {:<{}}  {:>5}  {:<14}  {:<{}}  {:<20}  {}\n", programs[i], pw, where(obj, relos[i]).insn_idx,
-                reloc_kind_name(relos[i].kind), accessors[i], aw, result_text(r, cell.dead[i]),
-                cell.targets[i].empty() ? "-" : cell.targets[i]);
-      if (!r.reason.empty() && r.status != CoreStatus::Ok) out.print("  {:<{}}  {}\n", "", pw + 7, r.reason);
+      out.write("  ");
+      cell_at(programs[program_of[i]], pw);
+      out.print(FMT_COMPILE("  {:>5}  "), where(obj, relos[i]).insn_idx);
+      cell_at(reloc_kind_name(relos[i].kind), 14);
+      out.write("  ");
+      cell_at(accessors[accessor_of[i]], aw);
+      out.write("  ");
+      cell_at(result_text(r, cell.dead[i]), 20);
+      out.write("  ");
+      out.write(cell.targets[i] == 0 ? "-" : cell.target_names[cell.targets[i]]);
+      out.put('\n');
+      if (!r.reason.empty() && r.status != CoreStatus::Ok) {
+        cell_at("", pw + 11);
+        out.write(r.reason);
+        out.put('\n');
+      }
     }
     out.print("{}: {} relocations: {}\n", esc(obj.path()), relos.size(), summary(tally(run, cell)));
     print_kernel_refs(run, o, out);
