@@ -37,8 +37,9 @@ struct CheckRun {
 };
 
 // Fills `cell.dead` and `cell.reached_from` from `cell.results`: which relocations the verifier reaches
-// in some program once they are applied (a poisoned instruction fails the load only there).
-void mark_reachability(ObjectOnTarget& cell, const BpfCode& code);
+// in some program once they are applied (a poisoned instruction fails the load only there). Without
+// code (an object with no poisoned relocation) nothing is dead.
+void mark_reachability(ObjectOnTarget& cell, const BpfCode* code);
 
 // Whether a relocation fails the check: ambiguous, an error, or poisoned where a program reaches it
 // (anywhere with `strict`).

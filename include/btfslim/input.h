@@ -30,6 +30,10 @@ class FileBytes {
   std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
   // Reads the pages of `range` (a part of bytes()) in one go, before a pass that touches all of them.
   void prefetch(std::span<const std::uint8_t> range) const;
+  // Gives back the memory of the pages wholly inside `range` (a part of bytes() that is read and done
+  // with): a mapped file's pages are read again from the page cache if touched later. Only for parts
+  // nothing writes to (libelf converts some sections of the other byte order in place: never those).
+  void release(std::span<const std::uint8_t> range) const;
 
  private:
   FileBytes() = default;
@@ -51,6 +55,7 @@ class ElfFile {
   ElfFile& operator=(const ElfFile&) = delete;
 
   const std::string& path() const { return file_->path(); }
+  const FileBytes& file() const { return *file_; }
   // The contents of the named section, or nullopt when there is none.
   std::optional<std::span<const std::uint8_t>> section(std::string_view name) const;
   // A kernel module (.ko): its BTF is split on vmlinux.

@@ -80,16 +80,15 @@ class BpfCode {
   bool big_endian_ = false;
 };
 
+// Only a poisoned relocation's instruction fails the load where it is reached: the others are not
+// followed (a program whose control flow meets no poisoned instruction is not walked at all).
 struct ProgramReach {
-  // The relocations whose instruction it reaches, ascending; left empty (nothing is walked) when no
-  // relocation is poisoned, the only ones whose reaching matters.
-  std::vector<std::uint32_t> relocations;
+  std::vector<std::uint32_t> relocations;  // the poisoned relocations whose instruction it reaches, ascending
   bool exact = true;  // false when it met its budget: states were merged, more is reached than the verifier sees
 };
 
 struct Reachability {
-  std::vector<bool> reached;            // per relocation: some program reaches its instruction (all, when
-                                        // none is poisoned)
+  std::vector<bool> reached;  // per relocation: poisoned, some program reaches it; any other, true
   std::vector<ProgramReach> programs;   // per BpfCode::programs()
 };
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <unordered_map>
 
 namespace btfslim::cli {
@@ -77,11 +78,10 @@ void run_check(const CheckArgs& args) {
   run.strict = args.strict;
   for (const auto& path : args.objects) run.objects.push_back(BpfObject::open(path));
   std::vector<const BpfObject*> objects;
-  std::vector<BpfCode> code;  // each object's code, read once for every target
-  for (const auto& o : run.objects) {
-    objects.push_back(o.get());
-    code.emplace_back(*o);
-  }
+  // Each object's code, read where a poisoned relocation makes reaching it matter (reach.h), once for
+  // every target; with one target, dropped after it.
+  std::vector<std::optional<BpfCode>> code(run.objects.size());
+  for (const auto& o : run.objects) objects.push_back(o.get());
   // What the loader resolves against kernel BTF besides CO-RE: kfuncs, ksyms, attach targets, struct_ops.
   const AttachOptions attach = attach_options(args);
   std::vector<bool> used(attach.targets.size());
@@ -106,7 +106,11 @@ void run_check(const CheckArgs& args) {
     for (std::size_t o = 0; o < objects.size(); ++o) {
       ObjectOnTarget cell;
       cell.results = resolve_object(*objects[o], index);
-      mark_reachability(cell, code[o]);
+      const bool poisoned = std::any_of(cell.results.begin(), cell.results.end(),
+                                        [](const CoreResult& r) { return r.status == CoreStatus::Poisoned; });
+      if (poisoned && !code[o]) code[o].emplace(*objects[o]);
+      mark_reachability(cell, poisoned ? &*code[o] : nullptr);
+      if (targets.size() == 1) code[o].reset();
       cell.kernel_refs = resolve_kernel_refs(*objects[o], run.kernel_refs[o], names);
       cell.kernel_refs_shown = names.has_functions();
       // The target is dropped after this loop: keep the roots that matched, named, not the paths into

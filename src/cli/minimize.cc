@@ -76,7 +76,16 @@ struct MinimizeArgs {
 struct ObjectSet {
   std::vector<std::unique_ptr<const BpfObject>> owned;
   std::vector<const BpfObject*> objects;
-  std::vector<BpfCode> code;  // each object's code, for what its programs reach
+  // Each object's code, for what its programs reach: read the first time a source poisons one of its
+  // relocations (reach.h), by whichever thread gets there first.
+  mutable std::mutex code_mutex;
+  mutable std::vector<std::unique_ptr<const BpfCode>> code;
+
+  const BpfCode& code_of(std::size_t o) const {
+    const std::scoped_lock lock(code_mutex);
+    if (!code[o]) code[o] = std::make_unique<const BpfCode>(*objects[o]);
+    return *code[o];
+  }
 };
 
 // What every source is minimized with.
@@ -165,7 +174,9 @@ Failing failing_relocations(const ObjectSet& objs, const std::vector<std::vector
   Failing f;
   const std::vector<const BpfObject*>& objects = objs.objects;
   for (std::size_t o = 0; o < objects.size(); ++o) {
-    const Reachability reach = reachability(objs.code[o], results[o]);
+    const bool poisoned = std::any_of(results[o].begin(), results[o].end(),
+                                      [](const CoreResult& r) { return r.status == CoreStatus::Poisoned; });
+    const Reachability reach = poisoned ? reachability(objs.code_of(o), results[o]) : Reachability{};
     const auto relos = objects[o]->relocations();
     for (std::size_t i = 0; i < relos.size(); ++i) {
       const CoreResult& r = results[o][i];
@@ -589,7 +600,7 @@ void run_minimize(const MinimizeArgs& args) {
   for (const auto& path : args.objects) {
     objects.owned.push_back(BpfObject::open(path));
     objects.objects.push_back(objects.owned.back().get());
-    objects.code.emplace_back(*objects.owned.back());
+    objects.code.emplace_back();
     if (!objects.owned.back()->has_ext() || objects.owned.back()->relocations().empty())
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", escape(path).c_str());
   }

@@ -43,6 +43,7 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path) {
   if (auto ext = elf->section(".BTF.ext")) {
     obj->has_ext_ = true;
     obj->read_ext(*ext, *elf);
+    file->release(*ext);  // its records are copied: an agent's is megabytes of line info
   }
   return obj;
 }

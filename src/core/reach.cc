@@ -112,6 +112,7 @@ BpfCode::BpfCode(const BpfObject& object) {
   for (std::uint32_t s = 1; s < sections.size(); ++s) {
     const ElfFile::Section& sec = sections[s];
     if (!executable(sec)) continue;
+    elf.file().prefetch(sec.bytes);
     const std::uint32_t count = static_cast<std::uint32_t>(sec.bytes.size() / kInsnSize);
     base[s] = static_cast<std::uint32_t>(insns_.size());
     code.push_back({s, base[s], count});
@@ -246,6 +247,8 @@ BpfCode::BpfCode(const BpfObject& object) {
     reloc_insn_.push_back(at);
   }
   refs_.assign(refs.begin(), refs.end());
+  // The code is decoded: the file's pages of it are given back (read-only data is still read there).
+  for (const Code& c : code) elf.file().release(sections[c.index].bytes);
   std::sort(refs_.begin(), refs_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
 }
 
@@ -583,6 +586,12 @@ class Walk {
       : code_(code), insns_(code.insns()), patches_(patches), reached_(insns_.size(), false) {}
 
   void run(std::uint32_t entry);
+  // Only what the control flow reaches from `entry`, every branch both ways: a bound on run()'s.
+  void run_flow(std::uint32_t entry) {
+    add_entry(entry);
+    mode_ = Mode::Flow;
+    flow();
+  }
   bool reached(std::uint32_t pc) const { return reached_[pc]; }
   // Every instruction reached, in the order first reached.
   const std::vector<std::uint32_t>& reached_list() const { return reached_list_; }
@@ -1101,19 +1110,27 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
         break;  // libbpf fails the load before the verifier runs
     }
   }
-  // Only a poisoned instruction makes reaching it matter (it fails the load there): without one,
-  // nothing is walked and everything counts as reached.
-  if (!poisoned) {
-    out.reached.assign(results.size(), true);
-    return out;
-  }
+  // Only a poisoned instruction makes reaching it matter (it fails the load there): the others count
+  // as reached, and without one nothing is walked.
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].status != CoreStatus::Poisoned) out.reached[i] = true;
+  if (!poisoned) return out;
   std::sort(at.begin(), at.end());
   for (std::size_t p = 0; p < code.programs().size(); ++p) {
+    ProgramReach& pr = out.programs[p];
+    {
+      // A program whose control flow meets no poisoned instruction reaches none: not walked.
+      Walk flow(code, patches);
+      flow.run_flow(code.programs()[p].entry);
+      const auto& seen = flow.reached_list();
+      if (std::none_of(seen.begin(), seen.end(), [&](std::uint32_t pc) { return patches.kind(pc) == Patch::Poison; }))
+        continue;
+    }
     Walk walk(code, patches);
     walk.run(code.programs()[p].entry);
-    ProgramReach& pr = out.programs[p];
     pr.exact = walk.exact();
     for (const std::uint32_t pc : walk.reached_list()) {
+      if (patches.kind(pc) != Patch::Poison) continue;
       auto it = std::lower_bound(at.begin(), at.end(), std::pair(pc, std::uint32_t{0}));
       for (; it != at.end() && it->first == pc; ++it) {
         pr.relocations.push_back(it->second);

@@ -60,6 +60,14 @@ void FileBytes::prefetch(std::span<const std::uint8_t> range) const {
     ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
 }
 
+void FileBytes::release(std::span<const std::uint8_t> range) const {
+  if (!mapped_ || range.empty()) return;
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(range.data()) + page - 1) & ~(page - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(range.data() + range.size()) & ~(page - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) fail(path, "cannot open: {}", errno_text(errno));

@@ -121,9 +121,10 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
     }
     aw = std::min<std::size_t>(aw, 60);
     // Escaped names are ASCII: padded by their length, not by counting code points.
+    static constexpr std::string_view kSpaces = "                                                                ";
     auto cell_at = [&out](std::string_view s, std::size_t width) {
       out.write(s);
-      for (std::size_t n = s.size(); n < width; ++n) out.put(' ');
+      for (std::size_t n = s.size(); n < width; n += kSpaces.size()) out.write(kSpaces.substr(0, width - n));
     };
     out.write("  ");
     cell_at("PROGRAM", pw);
@@ -243,18 +244,19 @@ std::string describe_targets(const CoreResult& r) {
   return s;
 }
 
-void mark_reachability(ObjectOnTarget& cell, const BpfCode& code) {
-  const Reachability reach = reachability(code, cell.results);
+void mark_reachability(ObjectOnTarget& cell, const BpfCode* code) {
   cell.dead.assign(cell.results.size(), false);
-  for (std::size_t i = 0; i < cell.results.size(); ++i) cell.dead[i] = !reach.reached[i];
   cell.reached_from.clear();
+  if (!code) return;
+  const Reachability reach = reachability(*code, cell.results);
+  for (std::size_t i = 0; i < cell.results.size(); ++i) cell.dead[i] = !reach.reached[i];
   for (std::size_t p = 0; p < reach.programs.size(); ++p)
     for (const std::uint32_t i : reach.programs[p].relocations)
       if (cell.results[i].status == CoreStatus::Poisoned) {
         auto it = std::lower_bound(cell.reached_from.begin(), cell.reached_from.end(), std::size_t{i},
                                    [](const auto& entry, std::size_t k) { return entry.first < k; });
         if (it == cell.reached_from.end() || it->first != i) it = cell.reached_from.insert(it, {i, {}});
-        it->second.push_back(code.programs()[p].name);
+        it->second.push_back(code->programs()[p].name);
       }
 }
 
