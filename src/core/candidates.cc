@@ -76,7 +76,7 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
       if (name.empty()) continue;
       kinds |= 1u << static_cast<unsigned>(t.kind());
       if (any_enum(t.kind())) kinds |= (1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64));
-      if (by_name.emplace(name, static_cast<std::uint32_t>(slots_.size())).second) slots_.push_back({name, {}, {}});
+      if (by_name.try_emplace(name, static_cast<std::uint32_t>(slots_.size())).second) slots_.push_back({name, {}, {}});
     }
   }
   if (slots_.empty()) return;

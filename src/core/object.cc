@@ -127,6 +127,8 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
     return static_cast<std::uint32_t>(sections_.size() - 1);
   };
 
+  // At most one record per 16 bytes of the subsection (checked against the section's size): one allocation.
+  relocations_.reserve(std::min<std::uint64_t>(order.u32(ext.data() + 28), ext.size()) / 16);
   walk(24, {"core_relo", 16}, [&](std::uint32_t name_off, std::uint32_t count, const std::uint8_t* rec,
                                   std::uint32_t record_size) {
     const std::uint32_t section = section_index(btf_->str(name_off));

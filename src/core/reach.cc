@@ -565,25 +565,56 @@ struct Patch {
 class Patches {
  public:
   explicit Patches(std::size_t insns) : kinds_(insns, Patch::None) {}
+  // In any order, then sorted by done(): an instruction patched twice keeps the last value.
   void set(std::uint32_t pc, Patch p) {
     kinds_[pc] = p.kind;
-    if (p.kind == Patch::Value) values_[pc] = p.value;
+    if (p.kind == Patch::Value) values_.emplace_back(pc, p.value);
+  }
+  void done() {
+    std::stable_sort(values_.begin(), values_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   Patch at(std::uint32_t pc) const {
     if (kinds_[pc] != Patch::Value) return {static_cast<decltype(Patch::kind)>(kinds_[pc]), 0};
-    return {Patch::Value, values_.at(pc)};
+    auto it = std::upper_bound(values_.begin(), values_.end(), pc, [](std::uint32_t k, const auto& e) { return k < e.first; });
+    return {Patch::Value, std::prev(it)->second};
   }
   std::uint8_t kind(std::uint32_t pc) const { return kinds_[pc]; }
 
  private:
   std::vector<std::uint8_t> kinds_;
-  std::unordered_map<std::uint32_t, std::uint64_t> values_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> values_;  // sorted by instruction after done()
+};
+
+// A set of instructions, marked one by one and cleared in time proportional to what was marked: one
+// for every program of an object, however many it has.
+class Marks {
+ public:
+  explicit Marks(std::size_t n) : bits_(n, false) {}
+  bool operator[](std::uint32_t pc) const { return bits_[pc]; }
+  // Whether `pc` was not marked before.
+  bool mark(std::uint32_t pc) {
+    if (bits_[pc]) return false;
+    bits_[pc] = true;
+    list_.push_back(pc);
+    return true;
+  }
+  const std::vector<std::uint32_t>& list() const { return list_; }  // in the order marked
+  void clear() {
+    for (const std::uint32_t pc : list_) bits_[pc] = false;
+    list_.clear();
+  }
+
+ private:
+  std::vector<bool> bits_;
+  std::vector<std::uint32_t> list_;
 };
 
 class Walk {
  public:
-  Walk(const BpfCode& code, const Patches& patches)
-      : code_(code), insns_(code.insns()), patches_(patches), reached_(insns_.size(), false) {}
+  // `reached` and `seen` are empty scratch sets over the code's instructions; reached() says what the walk
+  // marked in the first until they are cleared.
+  Walk(const BpfCode& code, const Patches& patches, Marks& reached, Marks& seen)
+      : code_(code), insns_(code.insns()), patches_(patches), reached_(reached), seen_flow_(seen) {}
 
   void run(std::uint32_t entry);
   // Only what the control flow reaches from `entry`, every branch both ways: a bound on run()'s.
@@ -594,7 +625,7 @@ class Walk {
   }
   bool reached(std::uint32_t pc) const { return reached_[pc]; }
   // Every instruction reached, in the order first reached.
-  const std::vector<std::uint32_t>& reached_list() const { return reached_list_; }
+  const std::vector<std::uint32_t>& reached_list() const { return reached_.list(); }
   bool exact() const { return mode_ == Mode::Exact; }
 
  private:
@@ -621,8 +652,8 @@ class Walk {
   const BpfCode& code_;
   std::span<const BpfInsn> insns_;
   const Patches& patches_;
-  std::vector<bool> reached_;
-  std::vector<std::uint32_t> reached_list_;
+  Marks& reached_;
+  Marks& seen_flow_;  // flow(): what it has queued
   std::vector<std::uint32_t> entries_;
   std::unordered_set<std::uint32_t> entry_set_;
   std::vector<Work> work_;
@@ -813,22 +844,16 @@ void Walk::run(std::uint32_t entry) {
 // Past both budgets: whatever the control flow reaches from the entries, every branch both ways.
 void Walk::flow() {
   work_.clear();
-  std::vector<bool> seen(insns_.size(), false);
   std::vector<std::uint32_t> todo(entries_.begin(), entries_.end());
   auto push = [&](std::int64_t pc) {
-    if (pc >= 0 && static_cast<std::size_t>(pc) < insns_.size() && !seen[static_cast<std::size_t>(pc)]) {
-      seen[static_cast<std::size_t>(pc)] = true;
+    if (pc >= 0 && static_cast<std::size_t>(pc) < insns_.size() && seen_flow_.mark(static_cast<std::uint32_t>(pc)))
       todo.push_back(static_cast<std::uint32_t>(pc));
-    }
   };
-  for (const std::uint32_t e : entries_) seen[e] = true;
+  for (const std::uint32_t e : entries_) seen_flow_.mark(e);
   while (!todo.empty()) {
     const std::uint32_t pc = todo.back();
     todo.pop_back();
-    if (!reached_[pc]) {
-      reached_[pc] = true;
-      reached_list_.push_back(pc);
-    }
+    reached_.mark(pc);
     const BpfInsn& in = insns_[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
     const BpfCode::InsnRef& ref = code_.ref(pc);
@@ -860,10 +885,7 @@ void Walk::walk(std::uint32_t pc, State& st) {
       mode_ = Mode::Flow;
       return;
     }
-    if (!reached_[pc]) {
-      reached_[pc] = true;
-      reached_list_.push_back(pc);
-    }
+    reached_.mark(pc);
 
     BpfInsn in = insns_[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
@@ -1115,18 +1137,24 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
   for (std::size_t i = 0; i < results.size(); ++i)
     if (results[i].status != CoreStatus::Poisoned) out.reached[i] = true;
   if (!poisoned) return out;
+  patches.done();
   std::sort(at.begin(), at.end());
+  Marks reached(code.insns().size()), seen(code.insns().size());
   for (std::size_t p = 0; p < code.programs().size(); ++p) {
     ProgramReach& pr = out.programs[p];
+    reached.clear();
+    seen.clear();
     {
       // A program whose control flow meets no poisoned instruction reaches none: not walked.
-      Walk flow(code, patches);
+      Walk flow(code, patches, reached, seen);
       flow.run_flow(code.programs()[p].entry);
-      const auto& seen = flow.reached_list();
-      if (std::none_of(seen.begin(), seen.end(), [&](std::uint32_t pc) { return patches.kind(pc) == Patch::Poison; }))
+      const auto& pcs = flow.reached_list();
+      if (std::none_of(pcs.begin(), pcs.end(), [&](std::uint32_t pc) { return patches.kind(pc) == Patch::Poison; }))
         continue;
     }
-    Walk walk(code, patches);
+    reached.clear();
+    seen.clear();
+    Walk walk(code, patches, reached, seen);
     walk.run(code.programs()[p].entry);
     pr.exact = walk.exact();
     for (const std::uint32_t pc : walk.reached_list()) {
