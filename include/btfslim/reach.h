@@ -92,6 +92,9 @@ struct Reachability {
   std::vector<ProgramReach> programs;   // per BpfCode::programs()
 };
 
+// Whether any relocation is poisoned: only then does reaching matter (and the code need reading).
+bool any_poisoned(std::span<const CoreResult> results);
+
 // For each program of `code`, what the verifier reaches with the values of `results` (one per
 // relocation of the object, as resolve_object gives them).
 Reachability reachability(const BpfCode& code, std::span<const CoreResult> results);

@@ -106,8 +106,7 @@ void run_check(const CheckArgs& args) {
     for (std::size_t o = 0; o < objects.size(); ++o) {
       ObjectOnTarget cell;
       cell.results = resolve_object(*objects[o], index);
-      const bool poisoned = std::any_of(cell.results.begin(), cell.results.end(),
-                                        [](const CoreResult& r) { return r.status == CoreStatus::Poisoned; });
+      const bool poisoned = any_poisoned(cell.results);
       if (poisoned && !code[o]) code[o].emplace(*objects[o]);
       mark_reachability(cell, poisoned ? &*code[o] : nullptr);
       if (targets.size() == 1) code[o].reset();

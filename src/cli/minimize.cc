@@ -174,9 +174,7 @@ Failing failing_relocations(const ObjectSet& objs, const std::vector<std::vector
   Failing f;
   const std::vector<const BpfObject*>& objects = objs.objects;
   for (std::size_t o = 0; o < objects.size(); ++o) {
-    const bool poisoned = std::any_of(results[o].begin(), results[o].end(),
-                                      [](const CoreResult& r) { return r.status == CoreStatus::Poisoned; });
-    const Reachability reach = poisoned ? reachability(objs.code_of(o), results[o]) : Reachability{};
+    const Reachability reach = any_poisoned(results[o]) ? reachability(objs.code_of(o), results[o]) : Reachability{};
     const auto relos = objects[o]->relocations();
     for (std::size_t i = 0; i < relos.size(); ++i) {
       const CoreResult& r = results[o][i];

@@ -1105,6 +1105,10 @@ void Walk::walk(std::uint32_t pc, State& st) {
 
 }  // namespace
 
+bool any_poisoned(std::span<const CoreResult> results) {
+  return std::any_of(results.begin(), results.end(), [](const CoreResult& r) { return r.status == CoreStatus::Poisoned; });
+}
+
 Reachability reachability(const BpfCode& code, std::span<const CoreResult> results) {
   Reachability out;
   out.reached.assign(results.size(), false);
@@ -1112,6 +1116,7 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
   Patches patches(code.insns().size());
   // The relocations by instruction, for going from what a program reaches to them.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> at;  // (instruction, relocation)
+  at.reserve(results.size());
   bool poisoned = false;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::uint32_t pc = code.insn_of(i);

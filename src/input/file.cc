@@ -61,7 +61,8 @@ void FileBytes::prefetch(std::span<const std::uint8_t> range) const {
 }
 
 void FileBytes::release(std::span<const std::uint8_t> range) const {
-  if (!mapped_ || range.empty()) return;
+  // Only the file's own pages: a section inflated from a compressed one is memory of its own.
+  if (!mapped_ || range.empty() || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(range.data()) + page - 1) & ~(page - 1);
   const auto end = reinterpret_cast<std::uintptr_t>(range.data() + range.size()) & ~(page - 1);
