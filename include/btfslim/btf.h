@@ -429,4 +429,33 @@ inline std::string_view name_or_anon(const Btf& btf, std::uint32_t name_off) {
   return name_off == 0 ? std::string_view("(anon)") : btf.str(name_off);
 }
 
+// A type as a user names it, the same on every command line: an id ("42"), NAME, or KIND NAME with a
+// kind as bpftool prints it in any case ("struct task_struct", "enum X" (an ENUM64 too), "typedef u32",
+// "func_proto ..."). Where the command filters by name, NAME may be a glob (*, ?, [...]).
+class TypePattern {
+ public:
+  enum class Globs : std::uint8_t { No, Allowed };
+  static TypePattern parse(std::string_view text, Globs globs);
+
+  bool matches(const Btf& btf, TypeId id) const;
+  // The input's own types that match, in id order (a split input's base is not searched).
+  std::vector<TypeId> find(const Btf& btf) const;
+  const std::string& text() const { return text_; }
+  std::optional<Kind> kind() const { return kind_; }
+  std::string_view name() const { return name_; }  // empty for an id
+  TypeId id() const { return id_; }                 // 0 unless an id was given
+  // Throws the InputError for a pattern that found nothing: "FILE: OPTION 'TEXT': no type matches ...".
+  [[noreturn]] void fail_unmatched(const Btf& btf, std::string_view option) const;
+
+ private:
+  std::string text_, name_;
+  std::optional<Kind> kind_;
+  TypeId id_ = 0;
+  bool glob_ = false;
+};
+
+// Every type `text` names (no globs), in id order; an InputError naming the input and `option` where
+// none does: a type that matches nothing is an error on every command.
+std::vector<TypeId> find_types(const Btf& btf, std::string_view text, std::string_view option);
+
 }  // namespace btfslim

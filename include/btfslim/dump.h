@@ -13,7 +13,7 @@ namespace btfslim {
 // (ids OR-ed among themselves, names likewise, kinds likewise).
 struct TypeSelection {
   std::vector<TypeId> ids;          // explicit ids, may lie in a split input's base
-  std::vector<std::string> names;   // exact names or globs (*, ?, [...])
+  std::vector<TypePattern> names;   // NAME, KIND NAME, globs (*, ?, [...]) in NAME
   std::vector<Kind> kinds;
 
   bool selects_all() const { return ids.empty() && names.empty() && kinds.empty(); }
@@ -21,7 +21,12 @@ struct TypeSelection {
   // Throws InputError for an id that does not exist.
   std::vector<TypeId> resolve(const Btf& btf) const;
   bool matches(const Btf& btf, TypeId id) const;
+  // Throws the InputError for a --name that matches no type of `btf` at all.
+  void require_names(const Btf& btf) const;
 };
+
+// --name values as TypeSelection takes them (globs allowed).
+std::vector<TypePattern> name_patterns(const std::vector<std::string>& names);
 
 // Parses "5", "5-9", "5,7,10-12" into ids; throws InputError naming `option`.
 std::vector<TypeId> parse_id_list(std::string_view text, std::string_view option);

@@ -71,10 +71,6 @@ struct KernelLookup {
 };
 std::span<const KernelLookup> kernel_lookups();
 
-// "struct NAME", "union NAME", "enum NAME", "typedef NAME", "func NAME" or a bare NAME (any kind that
-// names a type): the kind asked for (nullopt: any) and the name, as --keep and --explain take them.
-std::pair<std::optional<Kind>, std::string_view> parse_type_name(std::string_view text);
-
 // Families of attach points a system may need without naming its programs.
 enum class KernelFamily : std::uint8_t { Tracepoints, Iterators };
 

@@ -42,9 +42,6 @@ std::string ext_row_label(ExtUse use);
 // string_bytes, own_bytes, retained_bytes.
 void json_type_footprint(JsonWriter& w, const Btf& btf, const Footprint& fp, TypeId id);
 
-// The types a query names: "task_struct" (any kind), "struct task_struct", or an id.
-std::vector<TypeId> find_types(const Btf& btf, std::string_view query);
-
 // --type NAME: one type (every type of that name) in detail. Throws InputError when none matches.
 void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view name, Format format,
                        OutputBuffer& out);

@@ -123,10 +123,10 @@ void check_budget(const Budget& budget, const std::string& config_file, const Bt
     r.input = figures.input;
     r.what = quantity_name(l);
     if (l.quantity == BudgetQuantity::Type) {
-      const auto ids = find_types(btf, l.type);
+      const auto ids = TypePattern::parse(l.type, TypePattern::Globs::No).find(btf);
       if (ids.empty())
         fail(fmt::format("{}:{}", config_file, l.line),
-             "budget '{}': no type named '{}' in {} (remove the limit or fix the name: 'struct NAME' or NAME)",
+             "budget '{}': no type named '{}' in {} (remove the limit or fix the name: NAME, 'struct NAME' or an id)",
              esc(budget.name), esc(l.type), esc(btf.name()));
       for (const TypeId id : ids)
         r.measured = std::max<std::uint64_t>(r.measured, std::llround(fp.retained[id - btf.first_id()]));

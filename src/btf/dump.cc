@@ -8,7 +8,6 @@
 #include "btfslim/error.h"
 #include "btfslim/escape.h"
 
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <charconv>
@@ -33,14 +32,6 @@ std::string_view linkage_name(std::uint32_t linkage) {
     case 2: return "extern";
     default: return "(unknown)";
   }
-}
-
-bool is_glob(std::string_view pattern) { return pattern.find_first_of("*?[") != std::string_view::npos; }
-
-bool name_matches(std::string_view name, const std::string& pattern) {
-  if (!is_glob(pattern)) return name == pattern;
-  // fnmatch needs a NUL-terminated subject; BTF strings are, so the view's data() is one.
-  return ::fnmatch(pattern.c_str(), name.data(), 0) == 0;
 }
 
 }  // namespace
@@ -76,12 +67,25 @@ bool TypeSelection::matches(const Btf& btf, TypeId id) const {
   const TypeView t = btf.type(id);
   if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), t.kind()) == kinds.end()) return false;
   if (!names.empty()) {
-    const std::string_view name = btf.str(t.name_off());
     bool any = false;
-    for (const auto& pattern : names) any = any || name_matches(name, pattern);
+    for (const TypePattern& pattern : names) any = any || pattern.matches(btf, id);
     if (!any) return false;
   }
   return true;
+}
+
+void TypeSelection::require_names(const Btf& btf) const {
+  for (const TypePattern& pattern : names) {
+    bool any = false;
+    for (TypeId id = btf.first_id(); id < btf.end_id() && !any; ++id) any = pattern.matches(btf, id);
+    if (!any) pattern.fail_unmatched(btf, "--name");
+  }
+}
+
+std::vector<TypePattern> name_patterns(const std::vector<std::string>& names) {
+  std::vector<TypePattern> patterns;
+  for (const std::string& n : names) patterns.push_back(TypePattern::parse(n, TypePattern::Globs::Allowed));
+  return patterns;
 }
 
 std::vector<TypeId> TypeSelection::resolve(const Btf& btf) const {

@@ -21,9 +21,10 @@ void run_dump(const DumpArgs& args) {
     auto ids = parse_id_list(list, "--id");
     selection.ids.insert(selection.ids.end(), ids.begin(), ids.end());
   }
-  selection.names = args.names;
+  selection.names = name_patterns(args.names);
   selection.kinds = parse_kind_list(args.kinds, "--kind");
   const auto btf = load_btf(args.in.input, {args.in.base});
+  selection.require_names(*btf);
   OutputBuffer out;
   if (args.format == "raw")
     dump_raw(*btf, selection, out);
@@ -45,7 +46,7 @@ void register_dump(CLI::App& app) {
   // One value per occurrence (repeat the option for more): a vector option would otherwise swallow the
   // input that follows it, as in `dump --id 5 vmlinux`.
   cmd->add_option("--id", args->ids, "only these type ids: 5, 5-9, 5,7,10-12")->allow_extra_args(false);
-  cmd->add_option("--name", args->names, "only types with this name or glob (task_*)")->allow_extra_args(false);
+  cmd->add_option("--name", args->names, "only types with this name: NAME, 'struct NAME', a glob (task_*)")->allow_extra_args(false);
   cmd->add_option("--kind", args->kinds, "only types of these kinds: struct, union, enum, typedef, func, ...")
       ->delimiter(',')
       ->allow_extra_args(false);

@@ -94,7 +94,7 @@ void run_measure(const MeasureArgs& args) {
   o.all = args.all;
   o.closure_all = args.closure;
   o.filter.kinds = parse_kind_list(args.kinds, "--kind");
-  o.filter.names = args.names;
+  o.filter.names = name_patterns(args.names);
   const auto without = parse_kind_list(args.without, "--without");
   o.delivery.enabled = args.kernel_model == "module";
   if (!args.resident_base.empty()) {
@@ -105,6 +105,7 @@ void run_measure(const MeasureArgs& args) {
   RecordNames names;
   std::span<const std::uint8_t> ext_section;
   const auto btf = load_btf(args.in.input, {args.in.base, &names, &ext_section});
+  o.filter.require_names(*btf);
   // A BPF object's .BTF.ext names strings of its own: they are its, not unreferenced.
   std::optional<BtfExtReferences> ext;
   if (!ext_section.empty()) ext = read_btf_ext_references(*btf, ext_section, btf->name() + ": .BTF.ext");

@@ -123,12 +123,13 @@ std::string reason_text(const std::vector<const BpfObject*>& objects, const Keep
 void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObject*>& objects,
              const std::string& name, std::string& report) {
   auto out = std::back_inserter(report);
+  const TypePattern pattern = TypePattern::parse(name, TypePattern::Globs::No);
   bool found = false;
   for (TypeId id = 1; id < src.end_id(); ++id) {
+    if (!pattern.matches(src, id)) continue;
     const TypeView t = src.type(id);
-    if (t.name_off() == 0 || src.str(t.name_off()) != name) continue;
     found = true;
-    fmt::format_to(out, "[{}] {} '{}': ", id, kind_name(t.kind()), esc(name));
+    fmt::format_to(out, "[{}] {} '{}': ", id, kind_name(t.kind()), esc(src.str(t.name_off())));
     if (!m.kept[id]) {
       fmt::format_to(out, "not kept: no relocation resolves against it\n");
       continue;
@@ -159,7 +160,7 @@ void explain(const Btf& src, const Minimized& m, const std::vector<const BpfObje
       members_of(members_of, id, 0, 0);
     }
   }
-  if (!found) fmt::format_to(out, "{}: no type of that name in {}\n", esc(name), esc(src.name()));
+  if (!found) pattern.fail_unmatched(src, "--explain");
 }
 
 // The relocations that would fail the load on the source: ambiguous ones, errors, and poisoned ones a

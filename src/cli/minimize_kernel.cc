@@ -95,11 +95,11 @@ std::string why_kept(const KernelImage& image, const KernelProfile& profile, con
 void explain(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim, const std::string& what,
              OutputBuffer& report) {
   const Btf& btf = *image.btf;
-  const auto [kind, name] = parse_type_name(what);
+  const TypePattern pattern = TypePattern::parse(what, TypePattern::Globs::No);
   bool found = false;
   for (TypeId id = 1; id < btf.end_id(); ++id) {
+    if (!pattern.matches(btf, id)) continue;
     const TypeView t = btf.type(id);
-    if (t.name_off() == 0 || btf.str(t.name_off()) != name || (kind && t.kind() != *kind)) continue;
     found = true;
     if (slim.new_id[id] == 0) {
       report.print("{}: dropped: neither the kernel's own lists nor the profile need it\n", type_label(btf, id));
@@ -115,7 +115,7 @@ void explain(const KernelImage& image, const KernelProfile& profile, const SlimK
     }
     report.print("\n{}", why_kept(image, profile, slim, id));
   }
-  if (!found) fail(what, "no type of that name in {}", esc(image.path()));
+  if (!found) pattern.fail_unmatched(btf, "--explain");
 }
 
 // What rewriting a tree of modules for the slim kernel gave.

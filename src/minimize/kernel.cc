@@ -220,9 +220,11 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
       mark.keep(id, {Why::Family, static_cast<std::uint32_t>(KernelFamily::Iterators)});
     }
   }
+  std::vector<TypePattern> keep;
+  keep.reserve(profile.keep.size());  // `first` holds views of their names
   for (const std::string& k : profile.keep) {
-    const auto [kind, name] = parse_type_name(k);
-    first.want(name, kind);
+    keep.push_back(TypePattern::parse(k, TypePattern::Globs::No));
+    if (!keep.back().id()) first.want(keep.back().name(), keep.back().kind());
   }
   first.find(src);
   for (std::size_t i = 0; i < lookups.size(); ++i) {
@@ -237,9 +239,9 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
     mark.whole(first(name, Kind::Struct), {Why::StructOps});
   }
   for (std::size_t i = 0; i < profile.keep.size(); ++i) {
-    const auto [kind, name] = parse_type_name(profile.keep[i]);
-    const TypeId id = first(name, kind);
-    if (id == 0) fail(image.path(), "--keep {}: no such type", esc(profile.keep[i]));
+    const TypePattern& p = keep[i];
+    const TypeId id = p.id() ? (p.id() < src.end_id() ? p.id() : 0) : first(p.name(), p.kind());
+    if (id == 0) p.fail_unmatched(src, "--keep");
     mark.whole(id, {Why::Keep, static_cast<std::uint32_t>(i)});
   }
 
@@ -344,15 +346,6 @@ void sort_sets(std::string& ids, std::span<const BtfIdSet> sets, ByteOrder order
 }
 
 }  // namespace
-
-std::pair<std::optional<Kind>, std::string_view> parse_type_name(std::string_view text) {
-  static constexpr std::pair<std::string_view, Kind> kPrefixes[] = {
-      {"struct ", Kind::Struct}, {"union ", Kind::Union},     {"enum ", Kind::Enum},
-      {"typedef ", Kind::Typedef}, {"func ", Kind::Func}};
-  for (const auto& [prefix, kind] : kPrefixes)
-    if (text.starts_with(prefix)) return {kind, text.substr(prefix.size())};
-  return {std::nullopt, text};
-}
 
 SlimKernel slim_kernel(const KernelImage& image, const KernelProfile& profile) {
   SlimKernel out;

@@ -601,16 +601,19 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
     mark.named(long_id);
   }
   for (const std::string& name : options.keep) {
+    const TypePattern pattern = TypePattern::parse(name, TypePattern::Globs::No);
     bool found = false;
     for (TypeId id = 1; id < source.end_id(); ++id) {
-      const TypeView t = source.type(id);
-      if (t.name_off() == 0 || source.str(t.name_off()) != name) continue;
-      if (t.kind() == Kind::Func || t.kind() == Kind::Var || t.kind() == Kind::DeclTag || t.kind() == Kind::Datasec)
+      if (!pattern.matches(source, id)) continue;
+      // A bare NAME means the type: a function, variable or section of that name has nothing to keep.
+      const Kind k = source.type(id).kind();
+      if (!pattern.kind() && !pattern.id() &&
+          (k == Kind::Func || k == Kind::Var || k == Kind::DeclTag || k == Kind::Datasec))
         continue;
       found = true;
       mark.keep_whole(id);
     }
-    if (!found) fail(source.name(), "--keep {}: no such type", esc(name));
+    if (!found) pattern.fail_unmatched(source, "--keep");
   }
 
   // C printed from --keep's types needs the names of the ints it uses, however deep.

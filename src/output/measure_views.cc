@@ -16,31 +16,6 @@ std::string type_label(const Btf& btf, TypeId id) {
   return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), type_summary(btf, id));
 }
 
-}  // namespace
-
-std::vector<TypeId> find_types(const Btf& btf, std::string_view query) {
-  std::vector<TypeId> found;
-  TypeId id = 0;
-  const auto [end, ec] = std::from_chars(query.data(), query.data() + query.size(), id);
-  if (ec == std::errc() && end == query.data() + query.size()) {
-    if (id >= btf.first_id() && id < btf.end_id()) found.push_back(id);
-    return found;
-  }
-  std::optional<Kind> kind;
-  std::string_view name = query;
-  if (const auto space = query.find(' '); space != std::string_view::npos) {
-    kind = parse_kind(query.substr(0, space));
-    if (kind) name = query.substr(space + 1);
-  }
-  for (TypeId t = btf.first_id(); t < btf.end_id(); ++t) {
-    const TypeView v = btf.type(t);
-    if ((!kind || v.kind() == *kind) && btf.str(v.name_off()) == name) found.push_back(t);
-  }
-  return found;
-}
-
-namespace {
-
 struct Detail {
   TypeId id;
   std::uint32_t node;
@@ -55,8 +30,7 @@ struct Detail {
 
 void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view query, Format format,
                        OutputBuffer& out) {
-  const auto ids = find_types(btf, query);
-  if (ids.empty()) fail(btf.name(), "no type named '{}' (try 'struct NAME', a type id, or dump --name)", esc(query));
+  const auto ids = find_types(btf, query, "--type");
 
   // Dominator subtree sizes in types, one pass like retained bytes.
   std::vector<std::uint32_t> subtree(fp.own.size(), 1);

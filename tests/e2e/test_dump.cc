@@ -313,7 +313,9 @@ TEST_CASE("--name selects exact names and globs like bpftool's records filtered 
                          filtered(kinds, [](const Record& r) { return r.name == "task"; })) == "");
   // "task" names a STRUCT, a FUNC_PROTO parameter and a DECL_TAG's target: only the type's own name counts.
   CHECK(records_of(ours({"dump", "--name", "task", in.all_kinds})).size() == 1);
-  CHECK(ours({"dump", "--name", "no_such_type", in.all_kinds}).empty());
+  // A name that matches nothing is an error, as in every command that takes a type.
+  check_usage_error({"dump", "--name", "no_such_type", in.all_kinds});
+  check_usage_error({"dump", "--name", "task", "--name", "no_such_*", in.all_kinds});
 
   const std::string vmlinux = running_vmlinux();
   if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux on this machine");
@@ -321,6 +323,15 @@ TEST_CASE("--name selects exact names and globs like bpftool's records filtered 
   const std::string task_struct = filtered(all, [](const Record& r) { return r.name == "task_struct"; });
   REQUIRE(!task_struct.empty());
   CHECK(first_difference(ours({"dump", "--name", "task_struct", vmlinux}), task_struct) == "");
+  // The type syntax every command takes: a kind word narrows the name, an id names one type.
+  CHECK(first_difference(ours({"dump", "--name", "struct task_struct", vmlinux}), task_struct) == "");
+  CHECK(first_difference(ours({"dump", "--name", task_struct.substr(1, task_struct.find(']') - 1), vmlinux}),
+                         task_struct) == "");
+  check_usage_error({"dump", "--name", "union task_struct", vmlinux});
+  CHECK(first_difference(ours({"dump", "--name", "struct task_*", vmlinux}),
+                         filtered(all, [](const Record& r) {
+                           return r.kind == "STRUCT" && ::fnmatch("task_*", r.name.c_str(), 0) == 0;
+                         })) == "");
 
   auto glob = [](const char* pattern) {
     return [pattern](const Record& r) { return ::fnmatch(pattern, r.name.c_str(), 0) == 0; };
@@ -376,7 +387,8 @@ TEST_CASE("--id on split BTF reaches base types", "[dump]") {
                          base[1].text + base[2].text + split[0].text + split[1].text) == "");
   // Without --id only the split's own types are selected, by name or kind alike.
   CHECK(first_difference(ours({"dump", in.split, "--base", in.base, "--kind", "struct"}), split[1].text) == "");
-  CHECK(ours({"dump", in.split, "--base", in.base, "--name", "sk_buff"}).empty());
+  // so a name only the base has matches nothing, which is an error as everywhere.
+  check_usage_error({"dump", in.split, "--base", in.base, "--name", "sk_buff"});
 }
 
 TEST_CASE("bad --id and --kind are usage errors with one line on stderr", "[dump]") {

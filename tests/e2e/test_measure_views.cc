@@ -64,10 +64,21 @@ TEST_CASE("measure --type shows own, retained, closure, referrers and what it ke
   CHECK_THAT(table.out, Catch::Contains("[4] TYPEDEF 'node_t'"));
   CHECK_THAT(table.out, Catch::Contains("closure"));
 
-  const auto missing = bt::btfslim({"measure", "--type", "no_such_type", file});
-  CHECK(missing.status == 2);
-  CHECK_THAT(missing.err, Catch::StartsWith("btfslim: ") && Catch::Contains("no_such_type"));
-  CHECK(missing.out.empty());
+  // A name that matches nothing is an error in every view that takes a type, never an empty table.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"measure", "--type", "no_such_type", file},
+        std::vector<std::string>{"measure", "--type", "union node", file},
+        std::vector<std::string>{"measure", "--name", "no_such_*", file},
+        std::vector<std::string>{"measure", "--name", "walk", "--name", "struct walk", file}}) {
+    const auto missing = bt::btfslim(args);
+    INFO(args[2] << " " << args[3] << ": " << missing.err);
+    CHECK(missing.status == 2);
+    CHECK_THAT(missing.err, Catch::StartsWith("btfslim: " + file + ": ") && Catch::Contains("no type matches"));
+    CHECK(missing.out.empty());
+  }
+  const auto named = bt::btfslim({"measure", "--by", "type", "--name", "struct node", "--format", "csv", file});
+  CHECK(named.status == 0);
+  CHECK_THAT(named.out, Catch::Contains("node"));
 }
 
 TEST_CASE("measure --without removes the kinds and what only they keep alive", "[measure-views]") {

@@ -233,7 +233,7 @@ TEST_CASE("minimize --kernel refuses what it cannot patch, in one line, and writ
   refused({"minimize", "--kernel", test_object("minimal"), "-o", out}, "has no .BTF_ids");
   write_file(dir.file("text"), "not an image\n");
   refused({"minimize", "--kernel", dir.file("text"), "-o", out}, "not an ELF file");
-  refused({"minimize", "--kernel", kernel, "-o", out, "--keep", "struct no_such_type"}, "--keep struct no_such_type: no such type");
+  refused({"minimize", "--kernel", kernel, "-o", out, "--keep", "struct no_such_type"}, "--keep 'struct no_such_type': no type matches");
   refused({"minimize", "--kernel", kernel, "-o", out, "--btf", kernel}, "--btf: does not go with --kernel");
   refused({"minimize", "-o", out, "--btf-out", dir.file("x"), test_object("minimal")}, "--btf-out: goes with --kernel");
   refused({"minimize", "--kernel", kernel, "-o", out, "--family", "everything"}, "is not one of");
