@@ -20,12 +20,17 @@ _btfslim_options() {
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --strict --allow-missing --attach-target --no-attach --help -h" ;;
-        minimize) echo "--btf --btf-base --base -B --output -o --keep --explain --no-verify --elf --skip-poisoned
+        minimize) echo "--btf --base -B --split-base --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --kernel --btf-out --modules --family --attach-target --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         budget) echo "--config -c --format -f --help -h" ;;
         help) echo "--help -h" ;;
+    esac
+    # What every command that reads inputs shares: how strictly, and bpftool's name for -B.
+    case $1 in
+        dump | measure | check | minimize | diff | dedup) echo "--base-btf --strict-input" ;;
+        budget) echo "--strict-input" ;;
     esac
 }
 

@@ -41,12 +41,13 @@ complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a help -d 's
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help and exit'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the versions and features'
 
-# Options every command has.
+# Options every command has, and -B, the input's base, where a command reads split BTF.
 complete -c btfslim -n "__fish_seen_subcommand_from $commands" -s h -l help -d 'print the options and exit'
+complete -c btfslim -n '__fish_seen_subcommand_from dump measure check minimize diff dedup budget' -l strict-input -d 'inputs are files only, never the running kernel by default'
+complete -c btfslim -n '__fish_seen_subcommand_from dump measure check minimize diff dedup' -s B -l base -l base-btf -r -a '(__btfslim_kernel_btf)' -d 'the base BTF a split input continues'
 
 # dump and measure read one BTF.
 complete -c btfslim -n '__fish_seen_subcommand_from dump measure' -F -a '(__btfslim_kernel_btf)'
-complete -c btfslim -n '__fish_seen_subcommand_from dump measure check' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'base BTF of split inputs'
 
 complete -c btfslim -n '__fish_seen_subcommand_from dump' -s f -l format -x -a 'raw json c' -d 'output format'
 complete -c btfslim -n '__fish_seen_subcommand_from dump' -l id -x -d 'only these type ids (5, 5-9, 5,7,10-12)'
@@ -80,8 +81,7 @@ complete -c btfslim -n '__fish_seen_subcommand_from check' -l no-attach -d 'leav
 # minimize: BPF objects, from a source BTF.
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -k -a '(__fish_complete_suffix .o)'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf -r -a '(__btfslim_kernel_btf)' -d 'source BTF, directory or archive'
-complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf-base -r -a '(__btfslim_kernel_btf)' -d 'the base the source continues (a .ko\'s vmlinux)'
-complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'write split BTF on this base'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l split-base -r -a '(__btfslim_kernel_btf)' -d 'write split BTF on this base (the output\'s)'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -s o -l output -r -F -d 'where to write the BTF (-: stdout; a batch: a directory)'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l keep -x -d 'also keep this type with all its members'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l explain -x -d 'say why a type is kept'
@@ -98,14 +98,12 @@ complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l attach-target -
 
 # diff: two BTFs, old and new.
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -F -a '(__btfslim_kernel_btf)'
-complete -c btfslim -n '__fish_seen_subcommand_from diff' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'base BTF of split inputs'
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s f -l format -x -a 'table csv json' -d 'output format'
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s c -l by-kind -d 'one block per kind'
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s v -l verbose -d 'what changed inside each changed type'
 
 # dedup: BTF inputs, merged and deduplicated.
 complete -c btfslim -n '__fish_seen_subcommand_from dedup' -F -a '(__btfslim_kernel_btf)'
-complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s B -l base -r -a '(__btfslim_kernel_btf)' -d 'base BTF the inputs are split on'
 complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s o -l output -r -F -d 'where to write the BTF (-: stdout)'
 complete -c btfslim -n '__fish_seen_subcommand_from dedup' -l check -d 'write nothing; exit 1 when a type would be removed'
 complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s f -l format -x -a 'table json' -d 'report format'

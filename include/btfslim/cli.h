@@ -47,6 +47,9 @@ struct InputArgs {
   std::string base;   // --base
 };
 void add_input_options(CLI::App& cmd, InputArgs& args);
+// "-B, --base, --base-btf (bpftool's name) FILE": the base the command's *input* continues, the one
+// meaning -B has on every command (a command that writes split BTF names its output's base --split-base).
+CLI::Option* add_base_option(CLI::App& cmd, std::string& base, const std::string& description);
 
 // --attach-target PROG=FUNC, split; an InputError where either side is missing.
 std::vector<std::pair<std::string, std::string>> parse_attach_targets(const std::vector<std::string>& args);

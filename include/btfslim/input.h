@@ -131,10 +131,15 @@ struct ResolvedInput {
   bool from_sysfs = false;  // /sys/kernel/btf/...: a module there is split on the running vmlinux
 };
 
-// "" (no argument): the running kernel's BTF; "vmlinux" when there is no such file here: the same;
-// a bare name with no such file here that exists under /sys/kernel/btf: that module. Anything else is
-// a path. Throws InputError when the running kernel's BTF is needed and missing.
+// "" (no argument): the running kernel's BTF; "vmlinux" when there is no such file here: the same, with
+// a note on stderr (once) saying so; a bare name with no such file here that exists under
+// /sys/kernel/btf: that module. Anything else is a path. Throws InputError when the running kernel's BTF
+// is needed and missing, and, under strict inputs, for each of the three shorthands.
 ResolvedInput resolve_input(std::string_view arg);
+
+// --strict-input: every input must be a file named on the command line. In CI, after a kernel build
+// that failed to write its vmlinux, `btfslim measure vmlinux` must not quietly measure the host.
+void set_strict_inputs(bool strict);
 
 struct LoadOptions {
   std::string base;             // --base: the BTF a split input continues ("" = none, or automatic)

@@ -167,7 +167,7 @@ void register_check(CLI::App& app) {
                   "target BTF: a file (raw BTF, vmlinux, .ko), a module name, or a directory of BTF files; "
                   "repeat for more (default: the running kernel, with its modules)")
       ->allow_extra_args(false);
-  cmd->add_option("--base,-B", args->base, "the base BTF that split targets (module BTF files) continue");
+  add_base_option(*cmd, args->base, "the base BTF that split targets (module BTF files) continue");
   cmd->add_option("--format,-f", args->format, "table, or json (one record per relocation)")
       ->check(CLI::IsMember({"table", "json"}));
   cmd->add_flag("--strict", args->strict,

@@ -105,7 +105,7 @@ void register_dedup(CLI::App& app) {
   cmd->add_option("inputs", args->inputs,
                   "BTF to deduplicate: raw BTF, an ELF with .BTF (.bpf.o, pahole -J output, .ko), 'vmlinux' or a "
                   "module name; several are merged first (default: the running kernel)");
-  cmd->add_option("--base,-B", args->base, "the base BTF the inputs are split on (a module's vmlinux)");
+  add_base_option(*cmd, args->base, "the base BTF the inputs are split on (a module's vmlinux)");
   auto* output = cmd->add_option("--output,-o", args->output, "where to write the deduplicated BTF ('-': standard output)");
   cmd->add_flag("--check", args->check,
                 "write nothing; exit 1 when dedup would remove a type, 0 when there is none to remove")

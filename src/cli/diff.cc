@@ -53,7 +53,7 @@ void register_diff(CLI::App& app) {
                   "the BTF before: a raw BTF file, an ELF file with .BTF, 'vmlinux' or a module name")
       ->required();
   cmd->add_option("new", args->new_input, "the BTF after (the same forms)")->required();
-  cmd->add_option("--base,-B", args->base, "the base BTF both split inputs continue (a module's vmlinux)");
+  add_base_option(*cmd, args->base, "the base BTF both split inputs continue (a module's vmlinux)");
   cmd->add_option("--format,-f", args->format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_flag("-c,--by-kind", args->by_kind, "one block per kind, as bloat-o-meter -c splits functions and data");
   cmd->add_flag("-v,--verbose", args->verbose,

@@ -63,7 +63,8 @@ std::vector<std::string> choices(const CLI::Option& opt) {
 void print_options(const CLI::App& app) {
   auto print = [](std::string_view command, const CLI::App& owner) {
     for (const CLI::Option* opt : owner.get_options()) {
-      if (!opt->nonpositional()) continue;
+      // A hidden option (no group) is an old spelling kept working, not one to offer or document.
+      if (!opt->nonpositional() || opt->get_group().empty()) continue;
       std::vector<std::string> names;
       for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
       for (const auto& s : opt->get_snames()) names.push_back("-" + s);

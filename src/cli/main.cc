@@ -3,6 +3,7 @@
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/escape.h"
+#include "btfslim/input.h"
 #include "btfslim/output.h"
 #include "btfslim/terminal.h"
 
@@ -25,7 +26,11 @@ void add_input_options(CLI::App& cmd, InputArgs& args) {
   cmd.add_option("input", args.input,
                  "BTF to read: a raw BTF file, an ELF file with .BTF (vmlinux, .ko, .bpf.o), 'vmlinux' for the "
                  "running kernel, or a module name under /sys/kernel/btf (default: the running kernel)");
-  cmd.add_option("--base,-B", args.base, "the base BTF a split input continues (a module's vmlinux)");
+  add_base_option(cmd, args.base, "the base BTF a split input continues (a module's vmlinux)");
+}
+
+CLI::Option* add_base_option(CLI::App& cmd, std::string& base, const std::string& description) {
+  return cmd.add_option("-B,--base,--base-btf", base, description);
 }
 
 }  // namespace btfslim::cli
@@ -88,6 +93,11 @@ int main(int argc, char** argv) {
   const bool one = std::any_of(std::begin(kCommands), std::end(kCommands), [&](const Command& c) { return c.name == first; });
   for (const Command& c : kCommands)
     if (!one || c.name == first) c.add(app);
+  // Every command reads inputs, and every one takes them as strictly when asked.
+  for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))
+    c->add_flag_callback("--strict-input", [] { btfslim::set_strict_inputs(true); },
+                         "inputs are files only: no input, 'vmlinux' or a module name that is no file here are "
+                         "errors instead of the running kernel's BTF");
   // After the commands: --version, `help` and the option listing the cli tests read.
   btfslim::cli::register_help(app);
   try {

@@ -60,8 +60,8 @@ struct MinimizeArgs {
   std::vector<std::string> objects;
   std::vector<std::string> sources;
   std::string output;
-  std::string source_base;  // --btf-base: what split sources continue
-  std::string base;         // --base: write split BTF on it
+  std::string source_base;  // -B, --base: what split sources continue
+  std::string split_base;   // --split-base: write split BTF on it
   std::vector<std::string> keep;
   std::vector<std::string> explain;
   bool no_verify = false;
@@ -277,8 +277,8 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
     if (const std::string diff = verify_minimized(*source, m, objects, results); !diff.empty())
       fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
            m.base ? " on " + escape(m.base->name()) : "", diff,
-           options.minimize.base ? " (split BTF cannot add members to a type its base has: give a base minimized "
-                                   "for these objects too, or none)" : "");
+           options.minimize.base ? " (split BTF cannot add members to a type its base has: give --split-base a base "
+                                   "minimized for these objects too, or none)" : "");
   }
   for (const std::string& name : options.explain) explain(*source, m, objects, name, outcome.report);
 
@@ -605,7 +605,7 @@ void run_minimize(const MinimizeArgs& args) {
   }
   TargetOptions options;
   options.minimize.keep = args.keep;
-  if (!args.base.empty()) options.minimize.base = load_btf(args.base);
+  if (!args.split_base.empty()) options.minimize.base = load_btf(args.split_base);
   options.explain = args.explain;
   options.verify = !args.no_verify;
   options.elf = args.elf;
@@ -631,10 +631,12 @@ void register_minimize(CLI::App& app) {
   cmd->add_option("--output,-o", args->output,
                   "where to write the minimized BTF ('-': standard output); for a batch, the directory")
       ->required();
-  cmd->add_option("--btf-base", args->source_base,
+  add_base_option(*cmd, args->source_base,
                   "the base the source continues, for a module's BTF in a .ko file or a split BTF file "
                   "(automatic for a module under /sys/kernel/btf)");
-  cmd->add_option("--base,-B", args->base,
+  // Its name before -B meant the input's base on every command: kept for the command lines that use it.
+  cmd->add_option("--btf-base", args->source_base)->group("");
+  cmd->add_option("--split-base", args->split_base,
                   "write split BTF on this base with only the types it lacks (default: standalone BTF, or a "
                   "module's own base for a module's BTF)");
   cmd->add_option("--keep", args->keep, "also keep this type with all its members (repeat for more)")
@@ -677,7 +679,7 @@ void register_minimize(CLI::App& app) {
       if (args->objects.empty()) fail("minimize", "name the BPF objects to minimize for");
       return run_minimize(*args);
     }
-    for (const char* o : {"--btf", "--btf-base", "--base", "--elf", "--skip-poisoned", "--jobs", "--shard"})
+    for (const char* o : {"--btf", "--base", "--btf-base", "--split-base", "--elf", "--skip-poisoned", "--jobs", "--shard"})
       if (cmd->count(o) > 0) fail(o, "does not go with --kernel");
     kernel->output = args->output;
     kernel->objects = args->objects;

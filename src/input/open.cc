@@ -12,10 +12,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <mutex>
 
 namespace btfslim {
 namespace {
+
+std::atomic<bool> strict_inputs{false};
+
+// Under --strict-input a shorthand for the running kernel's BTF is an error naming what was typed.
+void refuse_if_strict(std::string_view arg, std::string_view means) {
+  if (strict_inputs.load(std::memory_order_relaxed))
+    fail(arg.empty() ? std::string("input") : std::string(arg), "{} (--strict-input takes files only)", means);
+}
 
 bool exists(const std::string& path) {
   struct stat st {};
@@ -79,14 +89,30 @@ BtfSource read_source(const std::string& path) {
 
 }  // namespace
 
+void set_strict_inputs(bool strict) { strict_inputs.store(strict, std::memory_order_relaxed); }
+
 ResolvedInput resolve_input(std::string_view arg) {
-  if (arg.empty()) return {running_vmlinux("no input was given"), true};
+  if (arg.empty()) {
+    refuse_if_strict(arg, "none given, which means the running kernel's BTF");
+    return {running_vmlinux("no input was given"), true};
+  }
   std::string path(arg);
   if (exists(path)) return {path, is_running_module_path(path) || path == kRunningVmlinux};
-  if (arg == "vmlinux") return {running_vmlinux("there is no file 'vmlinux' here either"), true};
+  if (arg == "vmlinux") {
+    refuse_if_strict(arg, "no such file here");
+    std::string running = running_vmlinux("there is no file 'vmlinux' here either");
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      std::fprintf(stderr, "btfslim: note: no file 'vmlinux' here: reading the running kernel's %s\n", running.c_str());
+    });
+    return {std::move(running), true};
+  }
   if (arg.find('/') == std::string_view::npos) {
     std::string sys = std::string(kSysBtfDir) + "/" + path;
-    if (exists(sys)) return {sys, true};
+    if (exists(sys)) {
+      refuse_if_strict(arg, fmt::format("no such file here (it would name the running kernel's {})", sys));
+      return {sys, true};
+    }
     // A bare name is as likely a module that is not loaded as a mistyped file: say both.
     if (exists(std::string(kSysBtfDir)))
       fail(path, "cannot open: no such file here, and no module of that name in {} (is it loaded?)", kSysBtfDir);

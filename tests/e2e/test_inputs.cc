@@ -115,21 +115,58 @@ TEST_CASE("the shorthand vmlinux and no input at all mean the running kernel", "
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(first_difference(r.out, expected) == "");
+  // The shorthand says what it read: in CI, a vmlinux a failed build never wrote is not the host's.
+  CHECK(r.err == "btfslim: note: no file 'vmlinux' here: reading the running kernel's " + vmlinux + "\n");
 
   r = btfslim_in(dir.path(), {"dump"});
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(first_difference(r.out, expected) == "");
+  CHECK(r.err.empty());  // nothing given: the documented default, no note
   r = btfslim_in(dir.path(), {"measure", "--format", "json"});
   REQUIRE(r.status == 0);
   CHECK(json::parse(r.out).at("input") == vmlinux);
 
-  // A file called vmlinux here is that file, not the running kernel.
+  // --strict-input: every command refuses each shorthand for the running kernel, in one line, and writes
+  // nothing; a path to it is a file like any other.
+  const std::string object = test_object("core_fields");
+  const std::string out = dir.file("out.btf");
+  struct Refused {
+    std::vector<std::string> args;
+    std::string line;
+  };
+  for (const Refused& c : std::vector<Refused>{
+           {{"dump", "--strict-input", "vmlinux"}, "btfslim: vmlinux: no such file here (--strict-input takes files only)\n"},
+           {{"measure", "vmlinux", "--strict-input"}, "btfslim: vmlinux: no such file here (--strict-input takes files only)\n"},
+           {{"dump", "--strict-input"},
+            "btfslim: input: none given, which means the running kernel's BTF (--strict-input takes files only)\n"},
+           {{"check", "--strict-input", object},
+            "btfslim: input: none given, which means the running kernel's BTF (--strict-input takes files only)\n"},
+           {{"minimize", "--strict-input", "--btf", "vmlinux", "-o", out, object},
+            "btfslim: vmlinux: no such file here (--strict-input takes files only)\n"},
+           {{"diff", "--strict-input", "vmlinux", vmlinux}, "btfslim: vmlinux: no such file here (--strict-input takes files only)\n"},
+       }) {
+    r = btfslim_in(dir.path(), c.args);
+    INFO(c.args[0] << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == c.line);
+    CHECK(!std::filesystem::exists(out));
+  }
+  r = btfslim_in(dir.path(), {"measure", "--strict-input", "--by", "kind", vmlinux});
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+
+  // A file called vmlinux here is that file, not the running kernel, strict or not, and needs no note.
   write_file(dir.file("vmlinux"), all_kinds_btf());
-  r = btfslim_in(dir.path(), {"dump", "vmlinux"});
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  CHECK(first_difference(r.out, bpftool({"btf", "dump", "file", dir.file("vmlinux")})) == "");
+  for (const bool strict : {false, true}) {
+    r = btfslim_in(dir.path(), strict ? std::vector<std::string>{"dump", "--strict-input", "vmlinux"}
+                                      : std::vector<std::string>{"dump", "vmlinux"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(first_difference(r.out, bpftool({"btf", "dump", "file", dir.file("vmlinux")})) == "");
+  }
 }
 
 TEST_CASE("a module name loads /sys/kernel/btf/NAME on the running vmlinux", "[inputs]") {

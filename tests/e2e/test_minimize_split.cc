@@ -1,6 +1,7 @@
-// `btfslim minimize` writing split BTF ([minimize-split]): on another base with `--base` (only what the
-// base lacks; relocations resolve on base and output together as on the source), and for a module
-// (`--btf MODULE.ko --btf-base VMLINUX`: the module's own types on vmlinux, or on a minimized vmlinux).
+// `btfslim minimize` writing split BTF ([minimize-split]): on another base with `--split-base` (only what
+// the base lacks; relocations resolve on base and output together as on the source), and for a module
+// (`--btf MODULE.ko -B VMLINUX`: the module's own types on vmlinux, or on a minimized vmlinux). -B is the
+// input's base here as on every command.
 // Each output is read back by libbpf (btf__parse_split), bpftool and btfslim, and its relocations are
 // compared with the source's through `btfslim check` (JSON, type ids masked).
 #include "libbpf_oracle.h"
@@ -70,14 +71,14 @@ std::vector<std::string> outcomes(const std::vector<std::string>& target, const 
   return out;
 }
 
-TEST_CASE("minimize --base writes split BTF with only what the base lacks", "[minimize-split]") {
+TEST_CASE("minimize --split-base writes split BTF with only what the base lacks", "[minimize-split]") {
   const TempDir dir;
   const std::string source = core_target("moved");
   const std::vector<std::string> both = {test_object("core_enums"), test_object("core_bitfields")};
   const std::string base = dir.file("base.btf"), split = dir.file("split.btf"), whole = dir.file("whole.btf");
   minimize({"--btf", source, "-o", base}, {test_object("core_enums")});
   minimize({"--btf", source, "-o", whole}, both);
-  const RunResult r = minimize({"--btf", source, "--base", base, "-o", split}, both);
+  const RunResult r = minimize({"--btf", source, "--split-base", base, "-o", split}, both);
   CHECK_THAT(r.out, Contains("split on " + base));
 
   const BtfPtr base_btf = parse_btf(base), split_btf = parse_btf(split, base_btf.get()), whole_btf = parse_btf(whole);
@@ -99,11 +100,11 @@ TEST_CASE("minimize --base writes split BTF with only what the base lacks", "[mi
 
   // The same bytes on every run.
   const std::string again = dir.file("again.btf");
-  minimize({"--btf", source, "--base", base, "-o", again}, both);
+  minimize({"--btf", source, "--split-base", base, "-o", again}, both);
   CHECK(read_file(again) == read_file(split));
 }
 
-TEST_CASE("minimize --base on a base that has everything writes an empty split BTF", "[minimize-split]") {
+TEST_CASE("minimize --split-base on a base that has everything writes an empty split BTF", "[minimize-split]") {
   const TempDir dir;
   const std::string source = core_target("moved");
   const std::vector<std::string> objects = {test_object("core_fields"), test_object("core_types")};
@@ -112,14 +113,14 @@ TEST_CASE("minimize --base on a base that has everything writes an empty split B
   for (const std::string& base : {source, whole}) {
     INFO("base " << base);
     const std::string out = dir.file("empty.btf");
-    minimize({"--btf", source, "--base", base, "-o", out}, objects);
+    minimize({"--btf", source, "--split-base", base, "-o", out}, objects);
     const BtfPtr base_btf = parse_btf(base);
     CHECK(own_types(parse_btf(out, base_btf.get()).get()) == 0);
     CHECK(outcomes({"--btf", out, "--base", base}, objects) == outcomes({"--btf", source}, objects));
   }
 }
 
-TEST_CASE("minimize --base refuses what split BTF cannot say, and writes nothing", "[minimize-split]") {
+TEST_CASE("minimize --split-base refuses what split BTF cannot say, and writes nothing", "[minimize-split]") {
   const TempDir dir;
   const std::string out = dir.file("out.btf");
   // A base of the other byte order cannot carry the split BTF.
@@ -130,7 +131,7 @@ TEST_CASE("minimize --base refuses what split BTF cannot say, and writes nothing
   __u32 size = 0;
   const void* data = btf__raw_data(b.get(), &size);
   write_file(big, std::string(static_cast<const char*>(data), size));
-  const RunResult e = btfslim({"minimize", "--btf", source, "--base", big, "-o", out, test_object("core_fields")});
+  const RunResult e = btfslim({"minimize", "--btf", source, "--split-base", big, "-o", out, test_object("core_fields")});
   CHECK(e.status == 2);
   CHECK_THAT(e.err, Contains(big) && Contains("big-endian"));
   CHECK(!fs::exists(out));
@@ -143,7 +144,7 @@ TEST_CASE("minimize --base refuses what split BTF cannot say, and writes nothing
     return skip("no /sys/kernel/btf/vmlinux and trace objects: the ambiguity case needs them");
   const std::string exec_base = dir.file("exec.btf");
   minimize({"--btf", vmlinux, "-o", exec_base}, {test_object("trace_exec")});
-  std::vector<std::string> args{"minimize", "--btf", vmlinux, "--base", exec_base, "-o", out};
+  std::vector<std::string> args{"minimize", "--btf", vmlinux, "--split-base", exec_base, "-o", out};
   args.insert(args.end(), traces.begin(), traces.end());
   const RunResult r = btfslim(args);
   INFO(r.err);
@@ -163,7 +164,7 @@ TEST_CASE("minimize of a module writes split BTF on its vmlinux, or on a minimiz
 
   // On the module's own base: only module types, few of them.
   const std::string on_vmlinux = dir.file("on_vmlinux.btf");
-  const RunResult r = minimize({"--btf", ko, "--btf-base", vmlinux, "-o", on_vmlinux}, objects);
+  const RunResult r = minimize({"--btf", ko, "-B", vmlinux, "-o", on_vmlinux}, objects);
   CHECK_THAT(r.out, Contains("split on " + vmlinux));
   const BtfPtr vmlinux_btf = parse_btf(vmlinux);
   const BtfPtr out = parse_btf(on_vmlinux, vmlinux_btf.get());
@@ -174,11 +175,15 @@ TEST_CASE("minimize of a module writes split BTF on its vmlinux, or on a minimiz
   CHECK(own_types(out.get()) <= 6);
   CHECK(run({bpftool_program(), "-B", vmlinux, "btf", "dump", "file", on_vmlinux}).status == 0);
   CHECK(outcomes({"--btf", on_vmlinux, "--base", vmlinux}, objects) == expected);
+  // --btf-base, the input base's name before -B meant it everywhere, still reads the same.
+  const std::string old_name = dir.file("old_name.btf");
+  minimize({"--btf", ko, "--btf-base", vmlinux, "-o", old_name}, objects);
+  CHECK(read_file(old_name) == read_file(on_vmlinux));
 
   // On a vmlinux minimized for the same objects: task_struct comes from that base.
   const std::string small_vmlinux = dir.file("vmlinux.min.btf"), on_small = dir.file("on_small.btf");
   minimize({"--btf", vmlinux, "-o", small_vmlinux}, objects);
-  minimize({"--btf", ko, "--btf-base", vmlinux, "--base", small_vmlinux, "-o", on_small}, objects);
+  minimize({"--btf", ko, "--base-btf", vmlinux, "--split-base", small_vmlinux, "-o", on_small}, objects);
   const BtfPtr small_btf = parse_btf(small_vmlinux);
   const BtfPtr on_small_btf = parse_btf(on_small, small_btf.get());
   CHECK(own_named_types(on_small_btf.get()).count(std::to_string(BTF_KIND_STRUCT) + " nf_demo_conn") == 1);
