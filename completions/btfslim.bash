@@ -84,7 +84,7 @@ _btfslim_value() {
         check:--format | check:-f) _btfslim_words "table json" ;;
         diff:--format | diff:-f) _btfslim_words "table csv json" ;;
         dedup:--format | dedup:-f) _btfslim_words "table json" ;;
-        budget:--format | budget:-f) _btfslim_words "text json junit github" ;;
+        budget:--format | budget:-f) _btfslim_words "table json junit github" ;;
         budget:--config | budget:-c) compopt -o filenames 2>/dev/null
                                      mapfile -t COMPREPLY < <(compgen -f -X '!*.toml' -- "$cur"; compgen -d -- "$cur") ;;
         measure:--by) _btfslim_words "default kind type prefix" ;;

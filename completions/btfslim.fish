@@ -113,6 +113,6 @@ complete -c btfslim -n '__fish_seen_subcommand_from dedup' -s n -l top -x -d 'ro
 # budget: BTF inputs, from a budget file.
 complete -c btfslim -n '__fish_seen_subcommand_from budget' -F -a '(__btfslim_kernel_btf)'
 complete -c btfslim -n '__fish_seen_subcommand_from budget' -s c -l config -r -k -a '(__fish_complete_suffix .toml)' -d 'the budget file (default: btfslim.toml)'
-complete -c btfslim -n '__fish_seen_subcommand_from budget' -s f -l format -x -a 'text json junit github' -d 'output format'
+complete -c btfslim -n '__fish_seen_subcommand_from budget' -s f -l format -x -a 'table json junit github' -d 'output format'
 
 complete -c btfslim -n "__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from dump measure check minimize diff dedup budget" -a "dump measure check minimize diff dedup budget help"

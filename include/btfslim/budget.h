@@ -102,7 +102,7 @@ struct LimitResult {
 void check_budget(const Budget& budget, const std::string& config_file, const Btf& btf, const Footprint& fp,
                   const BudgetFigures& figures, const BudgetFigures* baseline, std::vector<LimitResult>& results);
 
-enum class BudgetFormat { Text, Json, Junit, Github };
+enum class BudgetFormat { Table, Json, Junit, Github };
 
 // The report in each format; `file` is the config as named on the command line (its lines are cited).
 void print_budget_report(const std::vector<LimitResult>& results, const std::string& file, BudgetFormat format,

@@ -23,13 +23,13 @@ namespace fs = std::filesystem;
 
 struct BudgetArgs {
   std::string config = "btfslim.toml";
-  std::string format = "text";
+  std::string format = "table";
   std::vector<std::string> inputs;
 };
 
 BudgetFormat parse_format(const std::string& f) {
   return f == "json" ? BudgetFormat::Json : f == "junit" ? BudgetFormat::Junit : f == "github" ? BudgetFormat::Github
-                                                                                               : BudgetFormat::Text;
+                                                                                               : BudgetFormat::Table;
 }
 
 // A path written in the config is relative to the config's directory. For inputs and bases a bare
@@ -160,8 +160,15 @@ void register_budget(CLI::App& app) {
   cmd->add_option("inputs", args->inputs,
                   "BTF to check every budget against, instead of each budget's own input");
   cmd->add_option("--config,-c", args->config, "the budget file (default: btfslim.toml)");
-  cmd->add_option("--format,-f", args->format, "text, json, junit (JUnit XML) or github (Actions annotations)")
-      ->check(CLI::IsMember({"text", "json", "junit", "github"}));
+  cmd->add_option("--format,-f", args->format, "table, json, junit (JUnit XML) or github (Actions annotations)")
+      ->check(CLI::IsMember({"table", "json", "junit", "github"}))
+      // "text", its name before every command called it table, is still read (and offered nowhere).
+      ->transform(CLI::Validator(
+          [](std::string& v) {
+            if (v == "text") v = "table";
+            return std::string();
+          },
+          ""));
   cmd->callback([args, cmd] { run_budget(*args, cmd->count("--config") > 0); });
 }
 

@@ -117,10 +117,9 @@ void print_json(const std::vector<LimitResult>& results, const std::string& file
     w.begin_object();
     w.field("budget", r.budget->name);
     w.field("message", r.budget->message);
-    w.field("input", r.input);
+    w.field("file", r.input);
     w.field("key", l.key);
     w.field("quantity", r.what);
-    w.field("file", file);
     w.field("line", l.line);
     w.field("column", l.column);
     w.field("written", l.written);
@@ -259,7 +258,7 @@ std::string md(std::string_view s) {
 void print_budget_report(const std::vector<LimitResult>& results, const std::string& file, BudgetFormat format,
                          OutputBuffer& out) {
   switch (format) {
-    case BudgetFormat::Text:
+    case BudgetFormat::Table:
       return print_text(results, file, out);
     case BudgetFormat::Json:
       return print_json(results, file, out);
