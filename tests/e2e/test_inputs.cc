@@ -122,7 +122,7 @@ TEST_CASE("the shorthand vmlinux and no input at all mean the running kernel", "
   CHECK(first_difference(r.out, expected) == "");
   r = btfslim_in(dir.path(), {"measure", "--format", "json"});
   REQUIRE(r.status == 0);
-  CHECK(json::parse(r.out).at("input") == vmlinux);
+  CHECK(json::parse(r.out).at("file") == vmlinux);
 
   // A file called vmlinux here is that file, not the running kernel.
   write_file(dir.file("vmlinux"), all_kinds_btf());
