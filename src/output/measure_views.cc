@@ -100,9 +100,9 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view que
     for (const Detail& d : details) {
       const TypeView t = btf.type(d.id);
       csv.row({fmt::format("{}", d.id), kind_name(t.kind()), CsvWriter::name(btf.str(t.name_off())),
-               fmt::format("{}", t.record_size()), fmt::format("{}", fp.strings.per_type[d.node]),
-               fmt::format("{}", fp.own[d.node]), fmt::format("{}", fp.retained[d.node]),
-               fmt::format("{}", d.retained_types), fmt::format("{}", d.closure), fmt::format("{}", d.closure_types),
+               fmt::format("{}", t.record_size()), fmt::format("{:.0f}", fp.strings.per_type[d.node]),
+               fmt::format("{:.0f}", fp.own[d.node]), fmt::format("{:.0f}", fp.retained[d.node]),
+               fmt::format("{}", d.retained_types), fmt::format("{:.0f}", d.closure), fmt::format("{}", d.closure_types),
                fmt::format("{}", d.referrers.size()), fmt::format("{}", d.dominated.size())});
     }
     return;
@@ -199,16 +199,28 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
     w.finish();
     return;
   }
+  // Whole bytes per kind, rounded so that each column adds up to its TOTAL.
+  std::vector<double> removed_parts, kept_parts;
+  std::uint64_t kept_types = 0;
+  double kept_bytes = 0;
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    removed_parts.push_back(per[k].removed_bytes);
+    kept_parts.push_back(per[k].kept_bytes);
+    kept_types += per[k].kept;
+    kept_bytes += per[k].kept_bytes;
+  }
+  const auto removed_rounded = round_to_total(removed_parts, static_cast<std::uint64_t>(removed_bytes + 0.5));
+  const auto kept_rounded = round_to_total(kept_parts, static_cast<std::uint64_t>(kept_bytes + 0.5));
   if (format == Format::Csv) {
     CsvWriter csv(out, {"kind", "removed_type_count", "removed_bytes", "kept_type_count", "kept_bytes"});
     for (unsigned k = 1; k <= kMaxKind; ++k) {
       if (!per[k].removed && !per[k].kept) continue;
       csv.row({kind_name(static_cast<Kind>(k)), fmt::format("{}", per[k].removed),
-               fmt::format("{:.0f}", per[k].removed_bytes), fmt::format("{}", per[k].kept),
-               fmt::format("{:.0f}", per[k].kept_bytes)});
+               fmt::format("{}", removed_rounded[k - 1]), fmt::format("{}", per[k].kept),
+               fmt::format("{}", kept_rounded[k - 1])});
     }
     csv.row({"TOTAL", fmt::format("{}", direct + dragged), fmt::format("{:.0f}", removed_bytes),
-             fmt::format("{}", n - direct - dragged), fmt::format("{:.0f}", file - removed_bytes)});
+             fmt::format("{}", kept_types), fmt::format("{:.0f}", kept_bytes)});
     return;
   }
   out.print("{} without {}:\n", esc(btf.name()), names);
@@ -224,7 +236,7 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
               human_size(per[k].removed_bytes), with_commas(per[k].kept), human_size(per[k].kept_bytes));
   }
   out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", "TOTAL", with_commas(direct + dragged), human_size(removed_bytes),
-            with_commas(n - direct - dragged), human_size(file - removed_bytes));
+            with_commas(kept_types), human_size(kept_bytes));
 }
 
 void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Format format, std::size_t top,
