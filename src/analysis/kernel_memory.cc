@@ -33,8 +33,9 @@ KernelMemory kernel_memory(std::uint64_t blob_bytes, std::uint32_t type_count, L
 namespace {
 
 // Whether `path` is a BPF object: its ELF header says EM_BPF (read alone, so that a 600 MB vmlinux
-// costs one read of 64 bytes), and it has the .BTF.ext a loader reads (minimize's BTF-only ELF, made
-// for libbpf's btf_custom_path and never loaded, has none).
+// costs one read of 20 bytes), and it has what a compiler writes, a symbol table or a .BTF.ext (a Go
+// bpf2go object may lack the latter); minimize's BTF-only ELF, made for libbpf's btf_custom_path and
+// never loaded, has neither.
 bool is_bpf_object(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -47,7 +48,8 @@ bool is_bpf_object(const std::string& path) {
                                                       : e[EI_NIDENT + 3] << 8 | e[EI_NIDENT + 2];
   if (machine != EM_BPF) return false;
   try {
-    return ElfFile(FileBytes::open(path)).section(".BTF.ext").has_value();
+    const ElfFile elf(FileBytes::open(path));
+    return elf.section(".BTF.ext").has_value() || elf.section(".symtab").has_value();
   } catch (const std::exception&) {
     return false;
   }

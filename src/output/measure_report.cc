@@ -378,13 +378,15 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
   w.field("string_bytes", f.string_bytes);
   w.field("referenced_string_bytes", f.referenced_string_bytes);
   w.field("unreferenced_string_bytes", f.unreferenced_string_bytes);
-  // Strings no type names that a BPF object's .BTF.ext does (zero for anything else).
-  w.key("btf_ext_string_bytes");
-  w.begin_object();
-  w.field("section_names", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::SectionNames)]);
-  w.field("line_info", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::LineInfo)]);
-  w.field("core_access_strings", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::CoreAccess)]);
-  w.end_object();
+  if (f.has_ext) {
+    // Strings no type names that the object's .BTF.ext does.
+    w.key("btf_ext_string_bytes");
+    w.begin_object();
+    w.field("section_names", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::SectionNames)]);
+    w.field("line_info", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::LineInfo)]);
+    w.field("core_access_strings", f.ext_string_bytes[static_cast<std::size_t>(ExtUse::CoreAccess)]);
+    w.end_object();
+  }
   w.field("gap_bytes", f.gap_bytes);
   w.field("type_count", f.type_count);
   w.field("edge_count", fp.graph.edge_count());
