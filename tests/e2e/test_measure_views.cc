@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <memory>
 
 namespace bt = btfslim::test;
@@ -453,4 +454,42 @@ TEST_CASE("measure --svg labels what fits, and its kind strip is the kind table"
   CHECK(labelled >= 8);
   const auto top = check_csv({"measure", "--by", "type", "-n", "1", "--format", "csv", path});
   CHECK_THAT(svg, Catch::Contains(" own  [" + top[1][0] + "] " + top[1][1] + " "));
+}
+
+TEST_CASE("measure --modules walks directories and skips compressed modules with a note", "[measure-views]") {
+  std::string why;
+  const auto kernel = bt::other_kernel(why);
+  if (!kernel) return bt::skip(why);
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("tree/sub"));
+  std::filesystem::copy_file(kernel->module("net/netfilter/nf_nat.ko"), dir.file("tree/nf_nat.ko"));
+  std::filesystem::copy_file(kernel->module("net/openvswitch/vport-gre.ko"), dir.file("tree/sub/vport-gre.ko"));
+  bt::write_file(dir.file("tree/sub/packed.ko.xz"), "not read");
+  const auto r = bt::btfslim({"measure", "--base", kernel->vmlinux, "--format", "csv", "--modules", dir.file("tree")});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto records = bt::parse_csv(r.out);
+  REQUIRE(records.size() == 4);  // header, two modules, TOTAL
+  CHECK((has_row(records, 0, "nf_nat") && has_row(records, 0, "vport_gre")));
+  CHECK(bt::lines_of(r.err) ==
+        std::vector<std::string>{"btfslim: note: skipped 1 compressed module (.ko.xz, .ko.zst, .ko.gz): decompress "
+                                 "them to measure them"});
+  const auto only = bt::btfslim({"measure", "--base", kernel->vmlinux, "--modules", dir.file("tree/sub/packed.ko.xz")});
+  CHECK(only.status == 2);
+  CHECK(only.out.empty());
+}
+
+TEST_CASE("budget's kernel_memory of a BPF object is measure's BPF_BTF_LOAD figure", "[measure-views]") {
+  TempDir dir;
+  std::filesystem::copy_file(bt::build_data_dir() + "/minimal.bpf.o", dir.file("minimal.bpf.o"));
+  const auto j = run_json({"measure", "--format", "json", dir.file("minimal.bpf.o")});
+  const std::uint64_t kernel = j["kernel_memory"]["total_bytes"].get<std::uint64_t>();
+  for (const std::uint64_t limit : {kernel, kernel - 1}) {
+    bt::write_file(dir.file("btfslim.toml"),
+                   "[[budget]]\nname = \"object\"\ninput = \"minimal.bpf.o\"\nkernel_memory = " +
+                       std::to_string(limit) + "\n");
+    const auto r = bt::btfslim({"budget", "--config", dir.file("btfslim.toml")});
+    INFO(limit << ": " << r.out << r.err);
+    CHECK(r.status == (limit == kernel ? 0 : 1));
+  }
 }
