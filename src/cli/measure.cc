@@ -80,7 +80,9 @@ std::vector<std::string> module_paths(std::vector<std::string> given) {
       paths.insert(paths.end(), found.begin(), found.end());
     }
     if (compressed)
-      std::fprintf(stderr, "btfslim: note: skipped %zu compressed module%s (.ko.xz, .ko.zst, .ko.gz): decompress them to measure them\n",
+      std::fprintf(stderr,
+                   "btfslim: note: skipped %zu compressed module%s (.ko.xz, .ko.zst, .ko.gz): decompress them to "
+                   "measure them\n",
                    compressed, compressed == 1 ? "" : "s");
     if (paths.empty()) fail(given.front(), "no uncompressed module to measure");
     return paths;
@@ -196,7 +198,8 @@ void register_measure(CLI::App& app) {
   cmd->add_option("--modules", args->modules,
                   "compare module BTFs: these files or directories of .ko files, or every module under /sys/kernel/btf")
       ->expected(0, -1);
-  cmd->add_option("--svg", args->svg, "also write an icicle picture of the dominator tree to this file");
+  cmd->add_option("--svg", args->svg,
+                  "also write a picture to this file: the kind table to scale, the dominator tree, the largest types");
   cmd->callback([args, cmd] {
     args->modules_given = cmd->count("--modules") > 0;
     run_measure(*args);
