@@ -219,7 +219,7 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
     if (w < 1) continue;
     const TypeId id = btf.first_id() + it.node;
     const TypeView t = btf.type(id);
-    const std::string name = escape(name_or_anon(btf, t.name_off()));
+    const std::string name = type_summary(btf, id);  // as measure's type table spells it: "struct net *"
     bar(body, it.x, it.depth, w, kind_color(t.kind()), name,
         fmt::format("[{}] {} {}: retained {:.0f} bytes ({:.2f}%), own {:.0f} bytes", id, kind_name(t.kind()), name,
                     fp.retained[it.node], 100.0 * fp.retained[it.node] / file, fp.own[it.node]));
