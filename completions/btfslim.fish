@@ -66,8 +66,8 @@ complete -c btfslim -n '__fish_seen_subcommand_from measure' -l type -x -d 'one 
 complete -c btfslim -n '__fish_seen_subcommand_from measure' -l without -x -a '(__btfslim_kinds)' -d 'the BTF without these kinds'
 complete -c btfslim -n '__fish_seen_subcommand_from measure' -l kernel-model -x -a 'builtin module' -d 'how vmlinux BTF reaches the kernel'
 complete -c btfslim -n '__fish_seen_subcommand_from measure' -l resident-base -r -a '(__btfslim_kernel_btf)' -d 'a small resident base'
-complete -c btfslim -n '__fish_seen_subcommand_from measure' -l modules -d 'compare module BTFs'
-complete -c btfslim -n '__fish_seen_subcommand_from measure' -l svg -r -d 'also write an icicle SVG'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l modules -d 'compare module BTFs: files, .ko trees or /sys/kernel/btf'
+complete -c btfslim -n '__fish_seen_subcommand_from measure' -l svg -r -d 'also write an SVG picture of where the bytes go'
 
 # check: BPF objects, against target BTFs.
 complete -c btfslim -n '__fish_seen_subcommand_from check' -k -a '(__fish_complete_suffix .o)'

@@ -10,7 +10,8 @@
 namespace btfslim {
 
 struct ModuleCost {
-  std::string name;
+  std::string module;  // as lsmod shows it (module_name)
+  std::string file;
   std::uint64_t file_bytes = 0;
   std::uint32_t type_count = 0;
   std::uint64_t kernel_bytes = 0;  // copied data + types array (kernel_memory.h)
@@ -23,14 +24,18 @@ struct DuplicateType {
   std::uint32_t copies = 0;
   double bytes_each = 0;     // own bytes (record + string share), averaged over the copies
   double saved_bytes = 0;    // all copies but the smallest: what moving it into the base saves
-  std::vector<std::string> modules;
+  std::vector<std::string> modules;  // module names, in the order given
 };
 
 struct ModuleReport {
-  std::vector<ModuleCost> modules;          // in the order given
+  std::vector<ModuleCost> modules;          // largest BTF first, then by name
   std::vector<DuplicateType> duplicates;    // largest saving first
   double saved_bytes = 0;
 };
+
+// The name lsmod shows for a module's file or /sys/kernel/btf entry: the last path component without
+// ".ko" (and a compression suffix after it), '-' as '_' ("/lib/.../nf-nat.ko" -> "nf_nat").
+std::string module_name(std::string_view path);
 
 // Types are "the same" when kind, name, size and members (names, offsets, and what their types are:
 // the base id, or the kind-and-name chain of a module-local type) agree. All modules must share a base.

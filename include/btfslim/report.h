@@ -35,6 +35,17 @@ struct MeasureOptions {
 
 void print_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& options, OutputBuffer& out);
 
+// One row of the kind table as `measure` prints it: a kind's types (records plus their string shares,
+// rounded so that the rows add up), or bytes no type owns ("[header]", kind 0). The SVG's kind strip
+// draws exactly these.
+struct KindTotal {
+  std::string label;
+  unsigned kind = 0;
+  std::uint64_t type_count = 0;
+  std::uint64_t total_bytes = 0;
+};
+std::vector<KindTotal> kind_totals(const FileFootprint& file);
+
 // The row of the strings only .BTF.ext names for one use: "[.BTF.ext line info]".
 std::string ext_row_label(ExtUse use);
 

@@ -19,6 +19,17 @@ bool colour_enabled(int fd);
 // width when `fd` is a terminal, else 0 (no limit).
 std::size_t terminal_columns(int fd);
 
+// Tables: the width of a column of names. With no limit (a pipe without COLUMNS) it is the longest name
+// plus a blank, so nothing is cut; else what the limit leaves after `other_columns`, at least
+// `narrowest` and at most what the longest name needs. The name column is the one that gives way.
+std::size_t name_column_width(std::size_t longest, std::size_t other_columns, std::size_t narrowest,
+                              std::size_t limit);
+// The display width of `s`: its UTF-8 characters (names are escaped, so none is a control).
+std::size_t display_width(std::string_view s);
+// `s` cut to leave at least one blank in a column `width` wide, the cut marked with "…"; unchanged when
+// it fits.
+std::string fit_to_column(std::string_view s, std::size_t width);
+
 enum class Colour { Bold, Red, Yellow, Green, Dim };
 
 // `text` between the SGR sequences for `colour` and reset when `on`; `text` unchanged otherwise.

@@ -90,11 +90,11 @@ BudgetFigures baseline_figures(std::string_view json_text, const std::string& fi
     return it->get<std::uint64_t>();
   };
   BudgetFigures f;
-  if (const auto it = doc.find("input"); it != doc.end() && it->is_string()) f.input = it->get<std::string>();
+  if (const auto it = doc.find("file"); it != doc.end() && it->is_string()) f.input = it->get<std::string>();
   f.total = count(doc, "file_bytes");
   const auto km = doc.find("kernel_memory");
   if (km == doc.end() || !km->is_object()) fail(file, "{}: no 'kernel_memory'", expect);
-  f.kernel_memory = count(*km, "bytes");
+  f.kernel_memory = count(*km, "total_bytes");
   const std::uint64_t referenced = count(doc, "referenced_string_bytes");
   const auto kinds = doc.find("kinds");
   if (kinds == doc.end() || !kinds->is_array()) fail(file, "{}: no 'kinds' array", expect);

@@ -110,6 +110,16 @@ std::string structural_key(const Btf& btf, TypeId id) {
 
 }  // namespace
 
+std::string module_name(std::string_view path) {
+  if (const auto slash = path.rfind('/'); slash != std::string_view::npos) path.remove_prefix(slash + 1);
+  if (const auto ko = path.rfind(".ko"); ko != std::string_view::npos && ko > 0 &&
+                                         (ko + 3 == path.size() || path[ko + 3] == '.'))
+    path = path.substr(0, ko);
+  std::string name(path);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
 ModuleReport analyze_modules(const std::vector<std::shared_ptr<const Btf>>& modules) {
   ModuleReport report;
   struct Group {
@@ -122,17 +132,18 @@ ModuleReport analyze_modules(const std::vector<std::shared_ptr<const Btf>>& modu
   for (const auto& m : modules) {
     const Btf& btf = *m;
     const KernelMemory km = kernel_memory(btf.raw().size(), btf.own_count(), LoadedAs::Module);
-    report.modules.push_back({btf.name(), btf.raw().size(), btf.own_count(), km.total()});
+    const std::string name = module_name(btf.name());
+    report.modules.push_back({name, btf.name(), btf.raw().size(), btf.own_count(), km.total()});
     const StringAttribution strings = attribute_strings(btf);
     for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
       const TypeView t = btf.type(id);
       if (t.name_off() == 0 || !keyed_kind(t.kind())) continue;
       Group& g = groups[structural_key(btf, id)];
-      if (!g.modules.empty() && g.modules.back() == btf.name()) continue;  // one copy per module counts
+      if (!g.modules.empty() && g.modules.back() == name) continue;  // one copy per module counts
       g.kind = t.kind();
       g.name = std::string(btf.str(t.name_off()));
       g.bytes.push_back(t.record_size() + strings.per_type[id - btf.first_id()]);
-      g.modules.push_back(btf.name());
+      g.modules.push_back(name);
     }
   }
   for (auto& [key, g] : groups) {
@@ -149,6 +160,9 @@ ModuleReport analyze_modules(const std::vector<std::shared_ptr<const Btf>>& modu
     report.saved_bytes += d.saved_bytes;
     report.duplicates.push_back(std::move(d));
   }
+  std::stable_sort(report.modules.begin(), report.modules.end(), [](const ModuleCost& a, const ModuleCost& b) {
+    return a.file_bytes != b.file_bytes ? a.file_bytes > b.file_bytes : a.module < b.module;
+  });
   std::sort(report.duplicates.begin(), report.duplicates.end(), [](const DuplicateType& a, const DuplicateType& b) {
     if (a.saved_bytes != b.saved_bytes) return a.saved_bytes > b.saved_bytes;
     if (a.name != b.name) return a.name < b.name;

@@ -10,6 +10,8 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <optional>
 
 namespace btfslim::cli {
@@ -38,12 +40,53 @@ Format parse_format(const std::string& f) {
   return f == "json" ? Format::Json : f == "csv" ? Format::Csv : Format::Table;
 }
 
-// Module BTFs named on the command line, or every module under /sys/kernel/btf, sorted by name. CLI11
-// gives a bare --modules as one empty value.
+bool compressed_module(const std::string& name) {
+  for (const char* suffix : {".ko.xz", ".ko.zst", ".ko.gz"})
+    if (name.ends_with(suffix)) return true;
+  return false;
+}
+
+// Module BTFs named on the command line (a directory stands for every .ko under it, as a kernel's
+// modules tree), or every module under /sys/kernel/btf, sorted by name. CLI11 gives a bare --modules as
+// one empty value. Compressed modules are skipped with a note: nothing here inflates them.
 std::vector<std::string> module_paths(std::vector<std::string> given) {
   std::erase(given, std::string());
-  if (!given.empty()) return given;
   std::vector<std::string> paths;
+  if (!given.empty()) {
+    std::size_t compressed = 0;
+    for (const auto& g : given) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(g, ec)) {
+        if (compressed_module(g)) {
+          ++compressed;
+          continue;
+        }
+        paths.push_back(g);
+        continue;
+      }
+      std::vector<std::string> found;
+      for (auto it = std::filesystem::recursive_directory_iterator(g, ec); !ec && it != std::filesystem::end(it);
+           it.increment(ec)) {
+        if (!it->is_regular_file(ec)) continue;
+        const std::string path = it->path().string();
+        if (path.ends_with(".ko"))
+          found.push_back(path);
+        else if (compressed_module(path))
+          ++compressed;
+      }
+      if (ec) fail(g, "cannot list modules: {}", ec.message());
+      if (found.empty() && compressed == 0) fail(g, "holds no kernel module (.ko)");
+      std::sort(found.begin(), found.end());
+      paths.insert(paths.end(), found.begin(), found.end());
+    }
+    if (compressed)
+      std::fprintf(stderr,
+                   "btfslim: note: skipped %zu compressed module%s (.ko.xz, .ko.zst, .ko.gz): decompress them to "
+                   "measure them\n",
+                   compressed, compressed == 1 ? "" : "s");
+    if (paths.empty()) fail(given.front(), "no uncompressed module to measure");
+    return paths;
+  }
   const std::string dir(kSysBtfDir);
   DIR* d = ::opendir(dir.c_str());
   if (!d) fail(dir, "cannot list module BTFs: the running kernel has no /sys/kernel/btf; name module files instead");
@@ -153,9 +196,10 @@ void register_measure(CLI::App& app) {
   cmd->add_option("--resident-base", args->resident_base,
                   "with --kernel-model module: a small base that stays resident (e.g. from btfslim minimize)");
   cmd->add_option("--modules", args->modules,
-                  "compare module BTFs: these files, or every module under /sys/kernel/btf")
+                  "compare module BTFs: these files or directories of .ko files, or every module under /sys/kernel/btf")
       ->expected(0, -1);
-  cmd->add_option("--svg", args->svg, "also write an icicle picture of the dominator tree to this file");
+  cmd->add_option("--svg", args->svg,
+                  "also write a picture to this file: the kind table to scale, the dominator tree, the largest types");
   cmd->callback([args, cmd] {
     args->modules_given = cmd->count("--modules") > 0;
     run_measure(*args);

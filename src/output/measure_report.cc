@@ -4,6 +4,7 @@
 // such as "[N others]", "[header]" and "[unreferenced strings]", never dropped. Fractional string shares
 // are rounded so that the printed integers still add up (round_to_total). Retained and closure columns
 // overlap between rows by nature and are not summed.
+#include "btfslim/csv.h"
 #include "btfslim/error.h"
 #include "btfslim/kernel_memory.h"
 #include "btfslim/report.h"
@@ -23,6 +24,7 @@ struct KindRow {
   std::uint64_t count = 0;
   std::uint64_t records = 0;
   std::uint64_t strings = 0;
+  unsigned kind = 0;  // 0: a row no type owns
   std::uint64_t total() const { return records + strings; }
 };
 
@@ -39,7 +41,7 @@ std::vector<KindRow> kind_rows(const FileFootprint& f) {
   std::vector<KindRow> rows;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const KindFootprint& k = f.kinds[kinds[i]];
-    rows.push_back({std::string(kind_name(static_cast<Kind>(kinds[i]))), k.count, k.record_bytes, strings[i]});
+    rows.push_back({std::string(kind_name(static_cast<Kind>(kinds[i]))), k.count, k.record_bytes, strings[i], kinds[i]});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const KindRow& a, const KindRow& b) { return a.total() > b.total(); });
   return rows;
@@ -140,24 +142,12 @@ std::vector<PrefixRow> prefix_rows(const Btf& btf, const Footprint& fp, const Ty
   return rows;
 }
 
-// "[id] summary", cut with "..." to leave at least one blank in a column `width` wide.
-std::string type_label(const Btf& btf, TypeId id, std::size_t width) {
-  std::string label = fmt::format("[{}] {}", id, type_summary(btf, id));
-  if (label.size() >= width) {
-    std::size_t cut = width - 4;
-    while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xc0) == 0x80) --cut;  // not inside a UTF-8 character
-    label = label.substr(0, cut) + "...";
-  }
-  return label;
-}
+// "[id] summary" of a type row.
+std::string type_label(const Btf& btf, TypeId id) { return fmt::format("[{}] {}", id, type_summary(btf, id)); }
 
-// The types table is 96 columns wide; on a narrower terminal (or COLUMNS) the name column gives way,
-// down to what "[unreferenced strings]" needs. Pipes get the full width.
-std::size_t type_column_width() {
-  constexpr std::size_t kFull = 44, kNarrowest = 24, kOtherColumns = 52;
-  const std::size_t columns = terminal_columns(STDOUT_FILENO);
-  if (columns == 0) return kFull;
-  return std::clamp(columns > kOtherColumns ? columns - kOtherColumns : 0, kNarrowest, kFull);
+// The width of a table's name column (terminal.h): no cut in a pipe, the name column gives way first.
+std::size_t name_width(std::size_t longest, std::size_t other_columns) {
+  return name_column_width(longest, other_columns, 24, terminal_columns(STDOUT_FILENO));
 }
 
 // ---- kernel memory ----
@@ -212,16 +202,13 @@ void print_kernel_memory(const Btf& btf, const Footprint& fp, const ModuleDelive
 void json_kernel_memory(JsonWriter& w, const KernelMemory& m) {
   w.begin_object();
   w.field("model", loaded_as_name(m.as));
-  w.field("bytes", m.total());
-  w.key("parts");
-  w.begin_object();
+  w.field("total_bytes", m.total());
   w.field("data_bytes", m.data_bytes);
   w.field("data_copied", m.data_copied);
   w.field("type_array_bytes", m.type_array_bytes);
-  w.field("type_slots", m.type_slots);
-  w.field("type_capacity", m.type_capacity);
+  w.field("type_slot_count", m.type_slots);
+  w.field("type_slot_capacity", m.type_capacity);
   w.field("resolved_bytes", m.resolved_bytes);
-  w.end_object();
   w.end_object();
 }
 
@@ -238,14 +225,17 @@ void table_header(const Btf& btf, const FileFootprint& f, OutputBuffer& out) {
 }
 
 void table_kinds(const FileFootprint& f, OutputBuffer& out) {
-  out.print("\n{:<24}{:>10}{:>12}{:>12}{:>12}{:>8}\n", "KIND", "COUNT", "RECORDS", "STRINGS", "TOTAL", "%");
   auto rows = kind_rows(f);
   for (auto& r : overhead_rows(f)) rows.push_back(r);
+  std::size_t longest = 5;
+  for (const KindRow& r : rows) longest = std::max(longest, display_width(r.label));
+  const std::size_t w = std::max<std::size_t>(name_width(longest, 54), 14);
+  out.print("\n{:<{}}{:>10}{:>12}{:>12}{:>12}{:>8}\n", "KIND", w, "COUNT", "RECORDS", "STRINGS", "TOTAL", "%");
   for (const KindRow& r : rows)
-    out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", r.label, r.count ? with_commas(r.count) : "",
-              r.records ? human_size(r.records) : "", r.strings ? human_size(r.strings) : "", human_size(r.total()),
-              percent(r.total(), f.file_bytes));
-  out.print("{:<24}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", "TOTAL", with_commas(f.type_count),
+    out.print("{:<{}}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", fit_to_column(r.label, w), w,
+              r.count ? with_commas(r.count) : "", r.records ? human_size(r.records) : "",
+              r.strings ? human_size(r.strings) : "", human_size(r.total()), percent(r.total(), f.file_bytes));
+  out.print("{:<{}}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", "TOTAL", w, with_commas(f.type_count),
             human_size(f.type_bytes + f.header_bytes + f.gap_bytes), human_size(f.string_bytes),
             human_size(f.file_bytes), 100.0);
 }
@@ -253,58 +243,90 @@ void table_kinds(const FileFootprint& f, OutputBuffer& out) {
 void table_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
   const TypeTable t = type_table(btf, fp, o);
   const std::uint64_t file = fp.file.file_bytes;
-  const std::size_t width = type_column_width();
-  out.print("\n{:<{}}{:<11}{:>11}{:>11}{:>11}{:>8}\n",
-            o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)", width, "KIND", "OWN", "RETAINED",
+  const auto overhead = overhead_rows(fp.file);
+  std::vector<std::string> labels;
+  for (const TypeRow& r : t.rows) labels.push_back(type_label(btf, r.id));
+  const std::string title = o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)";
+  std::size_t longest = title.size();
+  for (const auto& l : labels) longest = std::max(longest, display_width(l));
+  for (const FoldedRow& f : t.folded) longest = std::max(longest, display_width(f.label));
+  for (const KindRow& r : overhead) longest = std::max(longest, display_width(r.label));
+  const std::size_t width = name_width(longest, 52);
+  out.print("\n{:<{}}{:<11}{:>11}{:>11}{:>11}{:>8}\n", fit_to_column(title, width), width, "KIND", "OWN", "RETAINED",
             "CLOSURE", "%");
   auto row = [&](std::string_view label, std::string_view kind, double own, std::string_view retained,
                  std::string_view closure, double share) {
-    out.print("{:<{}}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", label, width, kind, human_size(own), retained, closure,
-              percent(share, file));
+    out.print("{:<{}}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", fit_to_column(label, width), width, kind, human_size(own),
+              retained, closure, percent(share, file));
   };
-  for (const TypeRow& r : t.rows) {
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const TypeRow& r = t.rows[i];
     const double sorted = o.sort == MeasureSort::Retained ? fp.retained[r.node] : fp.own[r.node];
-    row(type_label(btf, r.id, width), kind_name(btf.type(r.id).kind()), fp.own[r.node],
-        human_size(fp.retained[r.node]), r.closure < 0 ? std::string("-") : human_size(r.closure), sorted);
+    row(labels[i], kind_name(btf.type(r.id).kind()), fp.own[r.node], human_size(fp.retained[r.node]),
+        r.closure < 0 ? std::string("-") : human_size(r.closure), sorted);
   }
   for (const FoldedRow& f : t.folded) row(f.label, "", f.own, "", "", f.own);
-  for (const KindRow& r : overhead_rows(fp.file)) row(r.label, "", r.total(), "", "", r.total());
+  for (const KindRow& r : overhead) row(r.label, "", r.total(), "", "", r.total());
   row("TOTAL", "", file, "", "", file);
 }
 
-void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
-  const auto rows = prefix_rows(btf, fp, o.filter);
-  const std::uint64_t file = fp.file.file_bytes;
+// Prefix rows as printed: the top ones, "[N other prefixes]", what no selected type owns, TOTAL.
+struct PrefixTable {
+  std::vector<PrefixRow> rows;
+  double rest = 0;  // not selected, header, unreferenced strings
+};
+
+PrefixTable prefix_table(const Btf& btf, const Footprint& fp, const MeasureOptions& o) {
+  auto rows = prefix_rows(btf, fp, o.filter);
   const std::size_t shown = o.all ? rows.size() : std::min(o.top, rows.size());
-  out.print("\n{:<32}{:>10}{:>12}{:>8}\n", "PREFIX", "TYPES", "OWN", "%");
-  double rest = file;
+  PrefixTable t;
+  double rest = fp.file.file_bytes;
   for (std::size_t i = 0; i < shown; ++i) {
-    out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", esc(rows[i].prefix), with_commas(rows[i].count), human_size(rows[i].own),
-              percent(rows[i].own, file));
+    t.rows.push_back(rows[i]);
     rest -= rows[i].own;
   }
   if (rows.size() > shown) {
-    double others = 0;
-    std::uint64_t count = 0;
-    for (std::size_t i = shown; i < rows.size(); ++i) others += rows[i].own, count += rows[i].count;
-    out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", fmt::format("[{} other prefixes]", with_commas(rows.size() - shown)),
-              with_commas(count), human_size(others), percent(others, file));
-    rest -= others;
+    PrefixRow others{fmt::format("[{} other prefixes]", with_commas(rows.size() - shown)), 0, 0};
+    for (std::size_t i = shown; i < rows.size(); ++i) others.own += rows[i].own, others.count += rows[i].count;
+    rest -= others.own;
+    t.rows.push_back(std::move(others));
   }
-  out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", "[not selected, header, unused]", "", human_size(std::max(rest, 0.0)),
-            percent(std::max(rest, 0.0), file));
-  out.print("{:<32}{:>10}{:>12}{:>7.1f}%\n", "TOTAL", "", human_size(file), 100.0);
+  t.rest = std::max(rest, 0.0);
+  return t;
+}
+
+constexpr std::string_view kPrefixRest = "[not selected, header, unused]";
+
+void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
+  const PrefixTable t = prefix_table(btf, fp, o);
+  const std::uint64_t file = fp.file.file_bytes;
+  std::size_t longest = kPrefixRest.size();
+  std::vector<std::string> labels;
+  for (const auto& r : t.rows) {
+    labels.push_back(fmt::format("{}", esc(r.prefix)));
+    longest = std::max(longest, display_width(labels.back()));
+  }
+  const std::size_t w = name_width(longest, 30);
+  out.print("\n{:<{}}{:>10}{:>12}{:>8}\n", "PREFIX", w, "TYPES", "OWN", "%");
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    out.print("{:<{}}{:>10}{:>12}{:>7.1f}%\n", fit_to_column(labels[i], w), w, with_commas(t.rows[i].count),
+              human_size(t.rows[i].own), percent(t.rows[i].own, file));
+  out.print("{:<{}}{:>10}{:>12}{:>7.1f}%\n", fit_to_column(kPrefixRest, w), w, "", human_size(t.rest),
+            percent(t.rest, file));
+  out.print("{:<{}}{:>10}{:>12}{:>7.1f}%\n", "TOTAL", w, "", human_size(file), 100.0);
 }
 
 // ---- CSV ----
 
 void csv_kinds(const FileFootprint& f, OutputBuffer& out) {
-  out.write("row,count,record_bytes,string_bytes,total_bytes\n");
+  CsvWriter csv(out, {"kind", "type_count", "record_bytes", "string_bytes", "total_bytes"});
   auto rows = kind_rows(f);
   for (auto& r : overhead_rows(f)) rows.push_back(r);
-  for (const KindRow& r : rows) out.print("{},{},{},{},{}\n", csv_field(r.label), r.count, r.records, r.strings, r.total());
-  out.print("TOTAL,{},{},{},{}\n", f.type_count, f.type_bytes + f.header_bytes + f.gap_bytes, f.string_bytes,
-            f.file_bytes);
+  for (const KindRow& r : rows)
+    csv.row({r.label, fmt::format("{}", r.count), fmt::format("{}", r.records), fmt::format("{}", r.strings),
+             fmt::format("{}", r.total())});
+  csv.row({"TOTAL", fmt::format("{}", f.type_count), fmt::format("{}", f.type_bytes + f.header_bytes + f.gap_bytes),
+           fmt::format("{}", f.string_bytes), fmt::format("{}", f.file_bytes)});
 }
 
 void csv_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
@@ -314,27 +336,30 @@ void csv_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, Out
   for (const TypeRow& r : t.rows) own.push_back(fp.own[r.node]);
   for (const FoldedRow& f : t.folded) own.push_back(f.own);
   const auto rounded = round_to_total(own, fp.file.type_bytes + fp.file.referenced_string_bytes);
-  out.write("id,kind,name,record_bytes,own_bytes,retained_bytes,closure_bytes\n");
+  CsvWriter csv(out, {"id", "kind", "name", "record_bytes", "own_bytes", "retained_bytes", "closure_bytes"});
   std::size_t i = 0;
   for (const TypeRow& r : t.rows) {
     const TypeView tv = btf.type(r.id);
-    out.print("{},{},{},{},{},{:.0f},{}\n", r.id, kind_name(tv.kind()), csv_field(btf.str(tv.name_off())),
-              tv.record_size(), rounded[i++], fp.retained[r.node],
-              r.closure < 0 ? std::string() : fmt::format("{:.0f}", r.closure));
+    csv.row({fmt::format("{}", r.id), kind_name(tv.kind()), CsvWriter::name(btf.str(tv.name_off())),
+             fmt::format("{}", tv.record_size()), fmt::format("{}", rounded[i++]),
+             fmt::format("{:.0f}", fp.retained[r.node]), r.closure < 0 ? std::string() : fmt::format("{:.0f}", r.closure)});
   }
-  for (const FoldedRow& f : t.folded) out.print(",,{},,{},,\n", csv_field(f.label), rounded[i++]);
-  for (const KindRow& r : overhead_rows(fp.file)) out.print(",,{},,{},,\n", csv_field(r.label), r.total());
-  out.print(",,TOTAL,,{},,\n", fp.file.file_bytes);
+  for (const FoldedRow& f : t.folded) csv.row({"", "", f.label, "", fmt::format("{}", rounded[i++]), "", ""});
+  for (const KindRow& r : overhead_rows(fp.file)) csv.row({"", "", r.label, "", fmt::format("{}", r.total()), "", ""});
+  csv.row({"", "", "TOTAL", "", fmt::format("{}", fp.file.file_bytes), "", ""});
 }
 
 void csv_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
-  const auto rows = prefix_rows(btf, fp, o.filter);
-  out.write("prefix,types,own_bytes\n");
+  const PrefixTable t = prefix_table(btf, fp, o);
   std::vector<double> own;
-  for (const auto& r : rows) own.push_back(r.own);
-  const double sum = std::accumulate(own.begin(), own.end(), 0.0);
-  const auto rounded = round_to_total(own, static_cast<std::uint64_t>(sum + 0.5));
-  for (std::size_t i = 0; i < rows.size(); ++i) out.print("{},{},{}\n", csv_field(rows[i].prefix), rows[i].count, rounded[i]);
+  for (const auto& r : t.rows) own.push_back(r.own);
+  own.push_back(t.rest);
+  const auto rounded = round_to_total(own, fp.file.file_bytes);
+  CsvWriter csv(out, {"prefix", "type_count", "own_bytes"});
+  for (std::size_t i = 0; i < t.rows.size(); ++i)
+    csv.row({CsvWriter::name(t.rows[i].prefix), fmt::format("{}", t.rows[i].count), fmt::format("{}", rounded[i])});
+  csv.row({kPrefixRest, "", fmt::format("{}", rounded.back())});
+  csv.row({"TOTAL", "", fmt::format("{}", fp.file.file_bytes)});
 }
 
 // ---- JSON ----
@@ -343,7 +368,7 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
   const FileFootprint& f = fp.file;
   JsonWriter w(out);
   w.begin_object();
-  w.field("input", btf.name());
+  w.field("file", btf.name());
   w.field("split", btf.is_split());
   if (btf.is_split()) w.field("base", btf.base()->name());
   w.field("byte_order", btf.big_endian() ? "big" : "little");
@@ -379,16 +404,17 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
       json_kernel_memory(w, *c.rest);
     }
   }
+  // The kind table's rows: total_bytes is its TOTAL column (string shares rounded to add up).
   w.key("kinds");
   w.begin_array();
-  for (unsigned k = 1; k <= kMaxKind; ++k) {
-    const KindFootprint& kf = f.kinds[k];
-    if (kf.count == 0) continue;
+  for (const KindRow& r : kind_rows(f)) {
+    const KindFootprint& kf = f.kinds[r.kind];
     w.begin_object();
-    w.field("kind", kind_name(static_cast<Kind>(k)));
-    w.field("count", kf.count);
+    w.field("kind", r.label);
+    w.field("type_count", kf.count);
     w.field("record_bytes", kf.record_bytes);
     w.field("string_bytes", kf.string_bytes);
+    w.field("total_bytes", r.total());
     w.end_object();
   }
   w.end_array();
@@ -398,9 +424,9 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
   for (const TypeRow& r : t.rows) {
     w.begin_object();
     json_type_footprint(w, btf, fp, r.id);
-    if (r.closure >= 0) {
+    if (r.closure >= 0) {  // computed for the top rows, and for all with --closure
       w.field("closure_bytes", r.closure);
-      w.field("closure_types", r.closure_types);
+      w.field("closure_type_count", r.closure_types);
     }
     w.end_object();
   }
@@ -410,23 +436,23 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
   for (const FoldedRow& fr : t.folded) {
     w.begin_object();
     w.field("label", fr.label);
-    w.field("count", fr.count);
+    w.field("type_count", fr.count);
     w.field("own_bytes", fr.own);
     w.end_object();
   }
   w.end_array();
+  w.key("prefixes");
+  w.begin_array();
   if (o.by == MeasureBy::Prefix) {
-    w.key("prefixes");
-    w.begin_array();
     for (const PrefixRow& r : prefix_rows(btf, fp, o.filter)) {
       w.begin_object();
       w.field("prefix", r.prefix);
-      w.field("types", r.count);
+      w.field("type_count", r.count);
       w.field("own_bytes", r.own);
       w.end_object();
     }
-    w.end_array();
   }
+  w.end_array();
   w.end_object();
   w.finish();
 }
@@ -443,6 +469,14 @@ void json_type_footprint(JsonWriter& w, const Btf& btf, const Footprint& fp, Typ
   w.field("string_bytes", fp.strings.per_type[node]);
   w.field("own_bytes", fp.own[node]);
   w.field("retained_bytes", fp.retained[node]);
+}
+
+std::vector<KindTotal> kind_totals(const FileFootprint& file) {
+  std::vector<KindTotal> totals;
+  auto rows = kind_rows(file);
+  for (auto& r : overhead_rows(file)) rows.push_back(r);
+  for (const KindRow& r : rows) totals.push_back({r.label, r.kind, r.count, r.total()});
+  return totals;
 }
 
 std::string ext_row_label(ExtUse use) { return fmt::format("[.BTF.ext {}]", ext_use_name(use)); }

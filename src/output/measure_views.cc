@@ -1,8 +1,12 @@
 // The focused views of `btfslim measure`: one type in detail (--type), the BTF without some kinds
 // (--without), and the copies that several modules carry (--modules).
+#include "btfslim/csv.h"
 #include "btfslim/error.h"
 #include "btfslim/modules.h"
 #include "btfslim/report.h"
+#include "btfslim/terminal.h"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -60,15 +64,16 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view que
   if (format == Format::Json) {
     JsonWriter w(out);
     w.begin_object();
+    w.field("file", btf.name());
     w.key("types");
     w.begin_array();
     for (const Detail& d : details) {
       w.begin_object();
       json_type_footprint(w, btf, fp, d.id);
-      w.field("retained_types", d.retained_types);
+      w.field("retained_type_count", d.retained_types);
       w.field("closure_bytes", d.closure);
-      w.field("closure_types", d.closure_types);
-      w.key("referrers");
+      w.field("closure_type_count", d.closure_types);
+      w.key("referrer_type_ids");
       w.begin_array();
       for (const auto r : d.referrers) w.value(btf.first_id() + r);
       w.end_array();
@@ -76,7 +81,7 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view que
       w.begin_array();
       for (const auto c : d.dominated) {
         w.begin_object();
-        w.field("id", btf.first_id() + c);
+        w.field("type_id", btf.first_id() + c);
         w.field("retained_bytes", fp.retained[c]);
         w.end_object();
       }
@@ -86,6 +91,20 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view que
     w.end_array();
     w.end_object();
     w.finish();
+    return;
+  }
+  if (format == Format::Csv) {
+    CsvWriter csv(out, {"id", "kind", "name", "record_bytes", "string_bytes", "own_bytes", "retained_bytes",
+                        "retained_type_count", "closure_bytes", "closure_type_count", "referrer_count",
+                        "keeps_alive_count"});
+    for (const Detail& d : details) {
+      const TypeView t = btf.type(d.id);
+      csv.row({fmt::format("{}", d.id), kind_name(t.kind()), CsvWriter::name(btf.str(t.name_off())),
+               fmt::format("{}", t.record_size()), fmt::format("{:.0f}", fp.strings.per_type[d.node]),
+               fmt::format("{:.0f}", fp.own[d.node]), fmt::format("{:.0f}", fp.retained[d.node]),
+               fmt::format("{}", d.retained_types), fmt::format("{:.0f}", d.closure), fmt::format("{}", d.closure_types),
+               fmt::format("{}", d.referrers.size()), fmt::format("{}", d.dominated.size())});
+    }
     return;
   }
 
@@ -152,15 +171,16 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
   if (format == Format::Json) {
     JsonWriter w(out);
     w.begin_object();
+    w.field("file", btf.name());
     w.key("without");
     w.begin_array();
     for (const Kind k : kinds) w.value(kind_name(k));
     w.end_array();
     w.field("file_bytes", fp.file.file_bytes);
-    w.field("removed_types", direct + dragged);
-    w.field("removed_of_those_kinds", direct);
-    w.field("removed_only_kept_alive_by_them", dragged);
-    w.field("removed_bytes", removed_bytes);
+    w.field("removed_type_count", direct + dragged);
+    w.field("removed_of_those_kinds_count", direct);
+    w.field("removed_kept_alive_only_by_them_count", dragged);
+    w.field("saved_bytes", removed_bytes);
     w.field("remaining_bytes", file - removed_bytes);
     w.key("kinds");
     w.begin_array();
@@ -168,15 +188,39 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
       if (!per[k].removed && !per[k].kept) continue;
       w.begin_object();
       w.field("kind", kind_name(static_cast<Kind>(k)));
-      w.field("removed", per[k].removed);
+      w.field("removed_type_count", per[k].removed);
       w.field("removed_bytes", per[k].removed_bytes);
-      w.field("kept", per[k].kept);
+      w.field("kept_type_count", per[k].kept);
       w.field("kept_bytes", per[k].kept_bytes);
       w.end_object();
     }
     w.end_array();
     w.end_object();
     w.finish();
+    return;
+  }
+  // Whole bytes per kind, rounded so that each column adds up to its TOTAL.
+  std::vector<double> removed_parts, kept_parts;
+  std::uint64_t kept_types = 0;
+  double kept_bytes = 0;
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    removed_parts.push_back(per[k].removed_bytes);
+    kept_parts.push_back(per[k].kept_bytes);
+    kept_types += per[k].kept;
+    kept_bytes += per[k].kept_bytes;
+  }
+  const auto removed_rounded = round_to_total(removed_parts, static_cast<std::uint64_t>(removed_bytes + 0.5));
+  const auto kept_rounded = round_to_total(kept_parts, static_cast<std::uint64_t>(kept_bytes + 0.5));
+  if (format == Format::Csv) {
+    CsvWriter csv(out, {"kind", "removed_type_count", "removed_bytes", "kept_type_count", "kept_bytes"});
+    for (unsigned k = 1; k <= kMaxKind; ++k) {
+      if (!per[k].removed && !per[k].kept) continue;
+      csv.row({kind_name(static_cast<Kind>(k)), fmt::format("{}", per[k].removed),
+               fmt::format("{}", removed_rounded[k - 1]), fmt::format("{}", per[k].kept),
+               fmt::format("{}", kept_rounded[k - 1])});
+    }
+    csv.row({"TOTAL", fmt::format("{}", direct + dragged), fmt::format("{:.0f}", removed_bytes),
+             fmt::format("{}", kept_types), fmt::format("{:.0f}", kept_bytes)});
     return;
   }
   out.print("{} without {}:\n", esc(btf.name()), names);
@@ -191,34 +235,71 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
     out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", kind_name(static_cast<Kind>(k)), with_commas(per[k].removed),
               human_size(per[k].removed_bytes), with_commas(per[k].kept), human_size(per[k].kept_bytes));
   }
+  out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", "TOTAL", with_commas(direct + dragged), human_size(removed_bytes),
+            with_commas(kept_types), human_size(kept_bytes));
 }
 
 void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Format format, std::size_t top,
                    OutputBuffer& out) {
   const ModuleReport report = analyze_modules(modules);
+  // The rows shown: the largest modules, the rest folded into one row; then the total of all.
+  const std::size_t shown = std::min(top, report.modules.size());
+  ModuleCost others{fmt::format("[{} others]", with_commas(report.modules.size() - shown)), "", 0, 0, 0};
+  ModuleCost total{"TOTAL", "", 0, 0, 0};
+  auto add = [](ModuleCost& sum, const ModuleCost& m) {
+    sum.file_bytes += m.file_bytes, sum.type_count += m.type_count, sum.kernel_bytes += m.kernel_bytes;
+  };
+  for (std::size_t i = 0; i < report.modules.size(); ++i) {
+    add(total, report.modules[i]);
+    if (i >= shown) add(others, report.modules[i]);
+  }
+  const std::size_t dup_shown = std::min(top, report.duplicates.size());
+  double dup_others = 0;
+  for (std::size_t i = dup_shown; i < report.duplicates.size(); ++i) dup_others += report.duplicates[i].saved_bytes;
+
   if (format == Format::Json) {
     JsonWriter w(out);
-    w.begin_object();
-    w.key("modules");
-    w.begin_array();
-    for (const auto& m : report.modules) {
+    auto module = [&](const ModuleCost& m) {
       w.begin_object();
-      w.field("name", m.name);
+      w.field("module", m.module);
+      w.field("file", m.file);
       w.field("file_bytes", m.file_bytes);
       w.field("type_count", m.type_count);
       w.field("kernel_memory_bytes", m.kernel_bytes);
       w.end_object();
+    };
+    w.begin_object();
+    w.field("module_count", report.modules.size());
+    w.field("file_bytes", total.file_bytes);
+    w.field("type_count", total.type_count);
+    w.field("kernel_memory_bytes", total.kernel_bytes);
+    w.key("modules");
+    w.begin_array();
+    for (std::size_t i = 0; i < shown; ++i) module(report.modules[i]);
+    w.end_array();
+    w.key("folded");
+    w.begin_array();
+    if (shown < report.modules.size()) {
+      w.begin_object();
+      w.field("label", others.module);
+      w.field("module_count", report.modules.size() - shown);
+      w.field("file_bytes", others.file_bytes);
+      w.field("type_count", others.type_count);
+      w.field("kernel_memory_bytes", others.kernel_bytes);
+      w.end_object();
     }
     w.end_array();
-    w.field("duplicated_bytes", report.saved_bytes);
+    w.field("duplicate_count", report.duplicates.size());
+    w.field("saved_bytes", report.saved_bytes);
     w.key("duplicates");
     w.begin_array();
-    for (const auto& d : report.duplicates) {
+    for (std::size_t i = 0; i < dup_shown; ++i) {
+      const auto& d = report.duplicates[i];
       w.begin_object();
       w.field("kind", kind_name(d.kind));
       w.field("name", d.name);
-      w.field("copies", d.copies);
-      w.field("bytes_each", d.bytes_each);
+      w.field("copy_count", d.copies);
+      w.field("each_bytes", d.bytes_each);
       w.field("saved_bytes", d.saved_bytes);
       w.key("modules");
       w.begin_array();
@@ -231,26 +312,52 @@ void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Forma
     w.finish();
     return;
   }
-  std::uint64_t total = 0, kernel = 0;
-  out.print("{:<40}{:>10}{:>12}{:>14}\n", "MODULE", "TYPES", "BTF", "KERNEL MEMORY");
-  for (const auto& m : report.modules) {
-    out.print("{:<40}{:>10}{:>12}{:>14}\n", esc(m.name), with_commas(m.type_count), human_size(m.file_bytes),
-              human_size(m.kernel_bytes));
-    total += m.file_bytes;
-    kernel += m.kernel_bytes;
+  if (format == Format::Csv) {
+    CsvWriter csv(out, {"module", "file", "type_count", "file_bytes", "kernel_memory_bytes"});
+    auto row = [&](const ModuleCost& m) {
+      csv.row({CsvWriter::name(m.module), CsvWriter::name(m.file), fmt::format("{}", m.type_count),
+               fmt::format("{}", m.file_bytes), fmt::format("{}", m.kernel_bytes)});
+    };
+    for (std::size_t i = 0; i < shown; ++i) row(report.modules[i]);
+    if (shown < report.modules.size()) row(others);
+    row(total);
+    return;
   }
-  out.print("{:<40}{:>10}{:>12}{:>14}\n", "TOTAL", "", human_size(total), human_size(kernel));
+
+  std::size_t longest = 6;
+  for (std::size_t i = 0; i < shown; ++i) longest = std::max(longest, display_width(fmt::format("{}", esc(report.modules[i].module))));
+  longest = std::max(longest, others.module.size());
+  std::size_t w = name_column_width(longest, 37, 16, terminal_columns(STDOUT_FILENO));
+  out.print("{:<{}}{:>10}{:>12}{:>15}\n", "MODULE", w, "TYPES", "BTF", "KERNEL MEMORY");
+  auto row = [&](std::string_view name, const ModuleCost& m) {
+    out.print("{:<{}}{:>10}{:>12}{:>15}\n", fit_to_column(name, w), w, with_commas(m.type_count),
+              human_size(m.file_bytes), human_size(m.kernel_bytes));
+  };
+  for (std::size_t i = 0; i < shown; ++i) row(fmt::format("{}", esc(report.modules[i].module)), report.modules[i]);
+  if (shown < report.modules.size()) row(others.module, others);
+  row("TOTAL", total);
   out.print("\n{} types are carried by more than one module; moving them into the base saves {}\n",
             with_commas(report.duplicates.size()), human_size(report.saved_bytes));
   if (report.duplicates.empty()) return;
-  out.print("\n{:<48}{:>8}{:>12}{:>12}\n", "TYPE", "COPIES", "EACH", "SAVED");
-  const std::size_t shown = std::min(top, report.duplicates.size());
-  for (std::size_t i = 0; i < shown; ++i) {
+  std::vector<std::string> labels;
+  longest = 4;
+  for (std::size_t i = 0; i < dup_shown; ++i) {
     const auto& d = report.duplicates[i];
-    out.print("{:<48}{:>8}{:>12}{:>12}\n", fmt::format("{} {}", kind_name(d.kind), esc(d.name)), d.copies,
-              human_size(d.bytes_each), human_size(d.saved_bytes));
+    labels.push_back(fmt::format("{} {}", kind_name(d.kind), esc(d.name)));
+    longest = std::max(longest, display_width(labels.back()));
   }
-  if (report.duplicates.size() > shown) out.print("[{} more]\n", with_commas(report.duplicates.size() - shown));
+  const std::string folded = fmt::format("[{} others]", with_commas(report.duplicates.size() - dup_shown));
+  longest = std::max(longest, folded.size());
+  w = name_column_width(longest, 32, 16, terminal_columns(STDOUT_FILENO));
+  out.print("\n{:<{}}{:>8}{:>12}{:>12}\n", "TYPE", w, "COPIES", "EACH", "SAVED");
+  for (std::size_t i = 0; i < dup_shown; ++i) {
+    const auto& d = report.duplicates[i];
+    out.print("{:<{}}{:>8}{:>12}{:>12}\n", fit_to_column(labels[i], w), w, d.copies, human_size(d.bytes_each),
+              human_size(d.saved_bytes));
+  }
+  if (report.duplicates.size() > dup_shown)
+    out.print("{:<{}}{:>8}{:>12}{:>12}\n", folded, w, "", "", human_size(dup_others));
+  out.print("{:<{}}{:>8}{:>12}{:>12}\n", "TOTAL", w, "", "", human_size(report.saved_bytes));
 }
 
 }  // namespace btfslim

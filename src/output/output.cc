@@ -1,4 +1,5 @@
 // The buffered stdout writer, the streaming JSON writer and size formatting.
+#include "btfslim/csv.h"
 #include "btfslim/error.h"
 #include "btfslim/escape.h"
 #include "btfslim/output.h"
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
 namespace btfslim {
 
@@ -137,7 +139,7 @@ void append_json_string(fmt::memory_buffer& out, std::string_view s) {
 }
 
 std::string csv_quoted(std::string_view text) {
-  if (text.find_first_of(",\"") == std::string_view::npos) return std::string(text);
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string quoted = "\"";
   for (const char c : text) {
     if (c == '"') quoted += '"';
@@ -146,7 +148,33 @@ std::string csv_quoted(std::string_view text) {
   return quoted + '"';
 }
 
-std::string csv_field(std::string_view name) { return is_plain(name) ? csv_quoted(name) : csv_quoted(escape(name)); }
+std::string csv_field(std::string_view name) { return csv_quoted(CsvWriter::name(name)); }
+
+std::string CsvWriter::name(std::string_view s) { return is_plain(s) ? std::string(s) : escape(s); }
+
+CsvWriter::CsvWriter(OutputBuffer& out, std::initializer_list<std::string_view> header)
+    : out_(out), columns_(header.size()) {
+  record(header);
+}
+
+void CsvWriter::row(std::initializer_list<std::string_view> fields) {
+  if (fields.size() != columns_)
+    throw std::logic_error(fmt::format("a CSV row of {} fields under a header of {}", fields.size(), columns_));
+  record(fields);
+}
+
+void CsvWriter::record(std::initializer_list<std::string_view> fields) {
+  bool first = true;
+  for (const std::string_view f : fields) {
+    if (!first) out_.put(',');
+    first = false;
+    if (f.find_first_of(",\"\r\n") == std::string_view::npos)
+      out_.write(f);
+    else
+      out_.write(csv_quoted(f));
+  }
+  out_.put('\n');  // LF line ends, as the rest of btfslim's output (RFC 4180 readers take both)
+}
 
 void JsonWriter::separate() {
   if (after_key_) {

@@ -1,11 +1,21 @@
-// The picture of where the bytes go: an icicle of the dominator tree, widths by retained bytes.
+// The picture of where the bytes go: a strip by kind, and an icicle of the dominator tree.
 //
-// The top bar is the whole blob; below it each type that nothing else keeps alive, with the types only
-// it keeps alive beneath it, and so on. A bar's width is what removing that type would free, so wide
-// bars deep down are the surprising costs. Bars narrower than a pixel are not drawn (their bytes still
-// count in their parent's width); hovering shows the exact figures.
+// Two kinds of box, each saying what its width is in a legend at the top, so that no figure means two
+// things:
+// - The kind strip is measure's KIND table drawn to scale: a box's width is the bytes of all types of
+//   that kind (records plus their strings), the same figure as the table's TOTAL column, printed the
+//   same way; then the bytes no type owns ([header], [unreferenced strings], ...).
+// - Below it the icicle: the top bar is the whole blob; under it the types nothing else keeps alive,
+//   grouped by kind ("PTR roots"), then each such type with the types only it keeps alive beneath it,
+//   and so on. Here a box's width is a type's retained bytes, what removing it would free; a group's
+//   label says "retained" so that it is not read as the kind's size.
+// Boxes whose name fits are labelled (cut with "…" where only part fits); boxes narrower than a pixel
+// are drawn together as "[N smaller]". Hovering shows the exact figures. Below the icicle, the largest
+// types by retained bytes are listed by name, since at this scale few of them are wide enough to carry
+// their names in the icicle.
 #include "btfslim/escape.h"
 #include "btfslim/report.h"
+#include "btfslim/terminal.h"
 
 #include <algorithm>
 #include <array>
@@ -15,8 +25,11 @@ namespace {
 
 constexpr double kWidth = 1200;
 constexpr double kRow = 18;
-constexpr double kTop = 40;
+constexpr double kCharWidth = 6.6;  // monospace at font-size 11
+constexpr double kStripTop = 78;    // the kind strip, under the title and the legend
+constexpr double kTop = kStripTop + 2 * kRow;  // the icicle
 constexpr int kMaxDepth = 40;
+constexpr std::size_t kListed = 25;  // the largest types, by name
 
 // Text for XML: names in it are escaped already (btfslim/escape.h: no control bytes, valid UTF-8), so
 // only markup is left to escape.
@@ -33,11 +46,13 @@ void append_xml(std::string& out, std::string_view s) {
   }
 }
 
-// The first `n` bytes of `s`, shortened so as not to end inside a UTF-8 character.
-std::string_view utf8_prefix(std::string_view s, std::size_t n) {
-  if (n >= s.size()) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
-  return s.substr(0, n);
+// `label` as much of it as fits a box `w` pixels wide, cut with "…"; empty when not even three
+// characters fit.
+std::string fitting_label(std::string_view label, double w) {
+  const auto fits = static_cast<std::size_t>((w - 4) / kCharWidth);
+  if (fits < 3) return "";
+  if (display_width(label) <= fits) return std::string(label);
+  return fit_to_column(label, fits + 1);  // fits - 1 characters and the ellipsis
 }
 
 const char* kind_color(Kind k) {
@@ -57,21 +72,49 @@ const char* kind_color(Kind k) {
   }
 }
 
-void bar(std::string& svg, double x, int depth, double w, const char* color, std::string_view label,
-         std::string_view tooltip) {
-  const double y = kTop + depth * kRow;
-  svg += "<g><title>";
+void box(std::string& svg, double x, double y, double w, const char* color, std::string_view label,
+         std::string_view tooltip, std::string_view attributes = {}) {
+  svg += "<g";
+  svg += attributes;
+  svg += "><title>";
   append_xml(svg, tooltip);
   svg += fmt::format("</title><rect x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{:.0f}\" fill=\"{}\" "
                      "stroke=\"#fff\" stroke-width=\"0.5\"/>",
                      x, y, w, kRow - 1, color);
-  const auto fits = static_cast<std::size_t>(w / 7);
-  if (fits >= 4) {
+  if (const std::string text = fitting_label(label, w); !text.empty()) {
     svg += fmt::format("<text x=\"{:.2f}\" y=\"{:.0f}\">", x + 3, y + kRow - 5);
-    append_xml(svg, label.size() <= fits ? label : std::string(utf8_prefix(label, fits - 2)) + "..");
+    append_xml(svg, text);
     svg += "</text>";
   }
   svg += "</g>\n";
+}
+
+void bar(std::string& svg, double x, int depth, double w, const char* color, std::string_view label,
+         std::string_view tooltip) {
+  box(svg, x, kTop + depth * kRow, w, color, label, tooltip, " class=\"type\"");
+}
+
+const char* kind_color(unsigned kind) { return kind == 0 ? "#eeeeee" : kind_color(static_cast<Kind>(kind)); }
+
+// measure's KIND table drawn to scale, one box per row, each with its table figure.
+void kind_strip(std::string& svg, const FileFootprint& file, double scale) {
+  double x = 0;
+  for (const KindTotal& k : kind_totals(file)) {
+    const double w = k.total_bytes * scale;
+    const std::string figure = human_size(k.total_bytes);
+    if (w >= 1) {
+      // The kind and its table figure where both fit whole, else the kind alone (cut if need be).
+      const std::string both = k.label + " " + figure;
+      const std::string label = fitting_label(both, w) == both ? both : k.label;
+      box(svg, x, kStripTop, w, kind_color(k.kind), label,
+          k.kind ? fmt::format("{}: {} types, {} bytes (records and their strings)", k.label,
+                               with_commas(k.type_count), k.total_bytes)
+                 : fmt::format("{}: {} bytes", k.label, k.total_bytes),
+          fmt::format(" class=\"kind\" data-kind=\"{}\" data-bytes=\"{}\" data-figure=\"{}\"", k.label,
+                      k.total_bytes, figure));
+    }
+    x += w;
+  }
 }
 
 }  // namespace
@@ -137,8 +180,10 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
       const double w = kind_bytes[k] * scale;
       const auto kind = static_cast<Kind>(k);
       if (w >= 1)
-        bar(body, x, 1, w, kind_color(kind), fmt::format("{} ({})", kind_name(kind), human_size(kind_bytes[k])),
-            fmt::format("{} {} types that nothing else keeps alive: {:.0f} bytes retained",
+        bar(body, x, 1, w, kind_color(kind),
+            fmt::format("{} roots, {} retained", kind_name(kind), human_size(kind_bytes[k])),
+            fmt::format("{} {} types that nothing else keeps alive, and what only they keep alive: {:.0f} bytes "
+                        "retained (the kind strip above has the bytes of the kind's own types)",
                         with_commas(by_kind[k].size()), kind_name(kind), kind_bytes[k]));
       std::size_t narrow = 0;
       double narrow_bytes = 0;
@@ -162,7 +207,8 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
   overhead.emplace_back("[unreferenced strings]", fp.file.unreferenced_string_bytes);
   overhead.emplace_back("[gaps]", fp.file.gap_bytes);
   for (const auto& [label, bytes] : overhead) {
-    if (bytes * scale >= 1) bar(body, x, 1, bytes * scale, "#eeeeee", label, fmt::format("{}: {} bytes", label, bytes));
+    if (bytes * scale >= 1)
+      bar(body, x, 1, bytes * scale, "#eeeeee", label, fmt::format("{}: {} bytes, owned by no type", label, bytes));
     x += bytes * scale;
   }
   std::reverse(stack.begin(), stack.end());
@@ -173,7 +219,7 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
     if (w < 1) continue;
     const TypeId id = btf.first_id() + it.node;
     const TypeView t = btf.type(id);
-    const std::string name = escape(name_or_anon(btf, t.name_off()));
+    const std::string name = type_summary(btf, id);  // as measure's type table spells it: "struct net *"
     bar(body, it.x, it.depth, w, kind_color(t.kind()), name,
         fmt::format("[{}] {} {}: retained {:.0f} bytes ({:.2f}%), own {:.0f} bytes", id, kind_name(t.kind()), name,
                     fp.retained[it.node], 100.0 * fp.retained[it.node] / file, fp.own[it.node]));
@@ -197,18 +243,53 @@ std::string render_svg(const Btf& btf, const Footprint& fp) {
     std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
   }
 
-  const double height = kTop + (deepest + 2) * kRow;
+  // The largest types by retained bytes, by name: bars scaled to the first.
+  std::vector<std::uint32_t> largest(n);
+  for (std::uint32_t v = 0; v < n; ++v) largest[v] = v;
+  const std::size_t listed = std::min<std::size_t>(kListed, n);
+  std::partial_sort(largest.begin(), largest.begin() + static_cast<std::ptrdiff_t>(listed), largest.end(), larger);
+  const double list_top = kTop + (deepest + 3) * kRow;
+  body += fmt::format("<text x=\"4\" y=\"{:.0f}\" font-size=\"13\">", list_top + 12);
+  append_xml(body, fmt::format("The {} largest types by retained bytes (bar width: retained bytes, scaled to the first)",
+                               listed));
+  body += "</text>\n";
+  const double bar_room = kWidth * 0.45;
+  for (std::size_t i = 0; i < listed; ++i) {
+    const std::uint32_t v = largest[i];
+    const TypeId id = btf.first_id() + v;
+    const TypeView t = btf.type(id);
+    const double y = list_top + kRow * static_cast<double>(i + 1);
+    const double w = fp.retained[largest[0]] > 0 ? std::max(1.0, bar_room * fp.retained[v] / fp.retained[largest[0]]) : 1;
+    const std::string name = fmt::format("{}", type_summary(btf, id));  // as measure's type table spells it
+    body += fmt::format("<g class=\"largest\"><rect x=\"4\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{:.0f}\" fill=\"{}\"/>",
+                        y, w, kRow - 3, kind_color(t.kind()));
+    body += fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\">", bar_room + 12, y + kRow - 6);
+    append_xml(body, fmt::format("{} retained, {} own  [{}] {} {}", human_size(fp.retained[v]), human_size(fp.own[v]),
+                                 id, kind_name(t.kind()), name));
+    body += "</text></g>\n";
+  }
+
+  const double height = list_top + kRow * static_cast<double>(listed + 2);
   std::string svg = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
       "font-family=\"monospace\" font-size=\"11\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
       "<text x=\"4\" y=\"16\" font-size=\"14\">",
       kWidth, height, kWidth, height);
-  append_xml(svg, fmt::format("{}: where the BTF bytes go (width = retained bytes; hover for figures)", esc(btf.name())));
-  svg += "</text>\n<text x=\"4\" y=\"32\" fill=\"#555\">";
-  append_xml(svg, fmt::format("{} types, {} bytes; a bar's children are the types only it keeps alive",
-                              with_commas(n), with_commas(fp.file.file_bytes)));
-  svg += "</text>\n";
+  append_xml(svg, fmt::format("{}: where the BTF bytes go ({} types, {}, {} bytes)", esc(btf.name()), with_commas(n),
+                              human_size(fp.file.file_bytes), with_commas(fp.file.file_bytes)));
+  svg += "</text>\n<g class=\"legend\" fill=\"#333\">\n<text x=\"4\" y=\"34\">";
+  append_xml(svg, "Kind strip: a box's width is the bytes of all types of that kind (records and their strings), "
+                  "as the TOTAL column of measure's kind table.");
+  svg += "</text>\n<text x=\"4\" y=\"50\">";
+  append_xml(svg, "Tree below it: a box's width is a type's retained bytes, what removing it frees; under a box, "
+                  "the types only it keeps alive.");
+  svg += "</text>\n<text x=\"4\" y=\"66\">";
+  append_xml(svg, "\"KIND roots\": the types nothing else keeps alive, by kind. \"[N smaller]\": types under a pixel "
+                  "wide, together. Hover for exact figures.");
+  svg += "</text>\n</g>\n";
+  kind_strip(svg, fp.file, scale);
   svg += body;
   svg += "</svg>\n";
   return svg;

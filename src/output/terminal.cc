@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,31 @@ std::size_t terminal_columns(int fd) {
   winsize ws{};
   if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   return 0;
+}
+
+std::size_t name_column_width(std::size_t longest, std::size_t other_columns, std::size_t narrowest,
+                              std::size_t limit) {
+  const std::size_t wanted = longest + 1;
+  if (limit == 0) return wanted;
+  const std::size_t left = limit > other_columns ? limit - other_columns : 0;
+  return std::min(wanted, std::max(left, narrowest));
+}
+
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  return n;
+}
+
+std::string fit_to_column(std::string_view s, std::size_t width) {
+  if (width == 0 || display_width(s) < width) return std::string(s);
+  // Keep width - 2 characters, then the ellipsis, then the blank the column needs.
+  std::size_t keep = width >= 2 ? width - 2 : 0, i = 0;
+  for (; i < s.size() && keep > 0; ++i) {
+    if (i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xc0) == 0x80) continue;
+    --keep;
+  }
+  return std::string(s.substr(0, i)) + "\u2026";
 }
 
 std::string paint(std::string_view text, Colour colour, bool on) {

@@ -395,13 +395,13 @@ input = "split.btf"
 base = "base.btf"
 total = {}
 kernel_memory = {}
-)", pair.split.size(), measured["kernel_memory"]["bytes"].get<std::uint64_t>()));
+)", pair.split.size(), measured["kernel_memory"]["total_bytes"].get<std::uint64_t>()));
   const RunResult r = btfslim_in(dir.path(), {"budget", "-f", "json"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   const json doc = json::parse(r.out);
   CHECK(doc["limits"][0]["measured_bytes"] == pair.split.size());
-  CHECK(doc["limits"][1]["measured_bytes"] == measured["kernel_memory"]["bytes"]);
+  CHECK(doc["limits"][1]["measured_bytes"] == measured["kernel_memory"]["total_bytes"]);
   CHECK(doc["limits"][1]["measured_bytes"] > pair.split.size());  // copied data and its types array
 }
 
@@ -415,7 +415,7 @@ TEST_CASE("budget: the running kernel's BTF against its own size", "[budget]") {
   struct stat st {};
   REQUIRE(::stat(vmlinux.c_str(), &st) == 0);
   CHECK(size == static_cast<std::uint64_t>(st.st_size));
-  const std::uint64_t kernel = measured["kernel_memory"]["bytes"].get<std::uint64_t>();
+  const std::uint64_t kernel = measured["kernel_memory"]["total_bytes"].get<std::uint64_t>();
   const TempDir dir;
   write_file(dir.file("baseline.json"), m.out);
   write_file(dir.file("btfslim.toml"), fmt::format(R"([[budget]]

@@ -125,7 +125,7 @@ TEST_CASE("the shorthand vmlinux and no input at all mean the running kernel", "
   CHECK(r.err.empty());  // nothing given: the documented default, no note
   r = btfslim_in(dir.path(), {"measure", "--format", "json"});
   REQUIRE(r.status == 0);
-  CHECK(json::parse(r.out).at("input") == vmlinux);
+  CHECK(json::parse(r.out).at("file") == vmlinux);
 
   // --strict-input: every command refuses each shorthand for the running kernel, in one line, and writes
   // nothing; a path to it is a file like any other.

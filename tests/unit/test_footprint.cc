@@ -268,6 +268,6 @@ TEST_CASE("measure --all --format json lists every type with retained >= own", "
   }
   const double expected = j["type_bytes"].get<double>() + j["referenced_string_bytes"].get<double>();
   CHECK(own == Approx(expected).epsilon(1e-9));
-  CHECK(j["kernel_memory"]["bytes"].get<std::uint64_t>() ==
-        j["file_bytes"].get<std::uint64_t>() + j["kernel_memory"]["parts"]["type_array_bytes"].get<std::uint64_t>());
+  CHECK(j["kernel_memory"]["total_bytes"].get<std::uint64_t>() ==
+        j["file_bytes"].get<std::uint64_t>() + j["kernel_memory"]["type_array_bytes"].get<std::uint64_t>());
 }
