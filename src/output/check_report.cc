@@ -186,7 +186,9 @@ void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) 
     vw = std::max(vw, r.verdict.size());
   }
   for (const FailureRow& r : rows) {
-    out.print("  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", r.owner, ow, r.where, ww, r.kind, kw, r.verdict, vw, r.subject);
+    out.print("  {:<{}}  ", r.owner, ow);
+    if (ww) out.print("{:<{}}  ", r.where, ww);  // no instruction column where only kernel references fail
+    out.print("{:<{}}  {:<{}}  {}\n", r.kind, kw, r.verdict, vw, r.subject);
     if (!r.reason.empty()) out.print("  {:<{}}  {}\n", "", ow, r.reason);
   }
 }
@@ -336,8 +338,12 @@ void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell,
   j.key("value");
   r.status == CoreStatus::Ok ? j.value(r.value) : j.value(nullptr);
   j.field("local_value", r.local_value);
-  j.field("local_size_bytes", r.local_size);
-  j.field("target_size_bytes", r.target_size);
+  // The load's size, where patching changes it.
+  const bool resized = r.target_size != r.local_size;
+  j.key("local_size_bytes");
+  resized ? j.value(r.local_size) : j.value(nullptr);
+  j.key("target_size_bytes");
+  resized ? j.value(r.target_size) : j.value(nullptr);
   j.key("reason");
   r.reason.empty() ? j.value(nullptr) : j.value(r.reason);
   j.field("reachable", !dead);

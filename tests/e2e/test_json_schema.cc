@@ -2,9 +2,12 @@
 // README's Conventions, so that the commands stay in step as each one changes.
 //
 //   - a file is `file`: no `input`, `path`, `object`, and no `name` that holds a file;
-//   - a number of things is `THING_count`, an unsigned integer: no bare `count`;
+//   - a number of things is `THING_count`, an unsigned integer: no bare `count`, and no number under a
+//     plural noun (`"types": 12`), which names a list;
 //   - a size is `WHAT_bytes`, a number: any key that speaks of a size or of bytes ends in `_bytes`
 //     (`bytes_freed` is `saved_bytes`);
+//   - a key that does not apply to a record is null (so that every record has every key): a size or a
+//     count may be null;
 //   - a kind is bpftool's upper-case name (`STRUCT`), a byte order `little` or `big`;
 //   - a reference to a type is `type_id`, to several `type_ids` (not `targets`);
 //   - a document's shape does not depend on how many inputs were given: `check` on 1 object x 1 kernel
@@ -51,13 +54,20 @@ void vocabulary(const json& v, const std::string& where, const std::set<std::str
   for (const auto& [key, value] : v.items()) {
     const std::string at = where + "/" + key;
     auto bad = [&](const std::string& why) { wrong.push_back(at + ": " + why + " (" + value.dump().substr(0, 80) + ")"); };
-    if (kForbiddenKeys.count(key)) bad("'" + key + "' is not in the vocabulary");
+    if (kForbiddenKeys.count(key)) {
+      bad("'" + key + "' is not in the vocabulary");
+      vocabulary(value, at, files, wrong);
+      continue;
+    }
     if (key == "name" && value.is_string() && (files.count(value.get<std::string>()) || holds(value, "/")))
       bad("a file is 'file', not 'name'");
     if ((holds(key, "size") || holds(key, "bytes")) && !ends_with(key, "_bytes")) bad("a size is WHAT_bytes");
-    if (ends_with(key, "_bytes") && !value.is_number()) bad("a size is a number");
+    if (ends_with(key, "_bytes") && !value.is_number() && !value.is_null()) bad("a size is a number");
     if (holds(key, "count") && !ends_with(key, "_count")) bad("a number of things is THING_count");
-    if (ends_with(key, "_count") && !value.is_number_unsigned()) bad("a count is an unsigned integer");
+    if (value.is_number() && ends_with(key, "s") && !ends_with(key, "_bytes") && key != "bytes")
+      bad("a plural noun is a list: a number of things is THING_count");
+    if (ends_with(key, "_count") && !value.is_number_unsigned() && !value.is_null())
+      bad("a count is an unsigned integer");
     if ((holds(key, "endian") || key == "byteorder") && key != "byte_order") bad("byte order is 'byte_order'");
     if (key == "byte_order" && value != "little" && value != "big") bad("byte_order is \"little\" or \"big\"");
     if (key == "kind" && !(value.is_string() && kBpftoolKinds.count(value.get<std::string>())))
@@ -124,11 +134,11 @@ TEST_CASE("json-schema: check speaks the vocabulary, in one shape for any number
           "[json-schema]") {
   const std::string running = running_vmlinux();
   // An object with CO-RE relocations and kernel references (kfuncs, attach targets): every record kind.
-  const std::string with_refs = test_object("loader_attach");
+  const std::string with_refs = test_object("loader_kfuncs");
   if (running.empty() || !fs::exists(with_refs))
     return skip("no running kernel BTF, or no loader test objects: check's kernel references cannot be shown");
   const Kernels k = kernels();
-  const std::vector<std::string> more = {test_object("core_fields"), test_object("loader_kfuncs")};
+  const std::vector<std::string> more = {test_object("core_fields"), test_object("loader_attach")};
 
   const json one = expect_vocabulary({"check", "--format", "json", "--btf", running, with_refs}, {running, with_refs});
   const json many = expect_vocabulary({"check", "--format", "json", "--btf", running, "--btf", k.second, with_refs,
