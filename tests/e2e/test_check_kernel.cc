@@ -49,7 +49,7 @@ CheckVerdict check_verdict(const std::string& object, const std::string& target,
   CheckVerdict v;
   v.status = r.status;
   for (const std::string& p : programs) v.fails[p] = "";
-  for (const json& rel : object_on_kernel(doc["objects"][0])["relocations"]) {
+  for (const json& rel : relocations_on_kernel(doc["objects"][0])) {
     const std::string status = rel.value("status", "");
     const std::string what = rel.value("program", "") + " insn #" + std::to_string(rel.value("insn_idx", 0)) + " " +
                               rel.value("relocation_kind", "") + " " + rel.value("accessor", "") + ": " + status;

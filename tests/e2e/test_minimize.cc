@@ -292,7 +292,7 @@ std::map<std::tuple<std::string, std::string, int>, json> check_records(const st
   const json doc = json::parse(r.out);
   std::map<std::tuple<std::string, std::string, int>, json> records;
   for (const json& o : doc.at("objects"))
-    for (const json& rec : object_on_kernel(o)["relocations"])
+    for (const json& rec : relocations_on_kernel(o))
       records[{o.value("file", ""), rec.value("section", ""), rec.value("relo_idx", -1)}] = rec;
   return records;
 }

@@ -195,7 +195,7 @@ std::map<std::string, std::string> relocations_on(const std::string& btf) {
   std::map<std::string, std::string> out;
   const json doc = json::parse(r.out);
   for (const json& o : doc.at("objects"))
-    for (const json& rec : object_on_kernel(o)["relocations"]) {
+    for (const json& rec : relocations_on_kernel(o)) {
       std::string value = rec.contains("value") ? rec["value"].dump() : "-";
       if (rec.value("relocation_kind", "") == "target_type_id" && rec.value("status", "") == "ok")
         value = kind_and_name(b.get(), rec.value("value", std::uint64_t{0}));
@@ -315,7 +315,7 @@ std::size_t failing_on(const std::string& btf, const std::vector<std::string>& o
   std::size_t n = 0;
   const json doc = json::parse(r.out);
   for (const json& o : doc.at("objects"))
-    for (const json& rec : object_on_kernel(o)["relocations"]) n += rec.value("fails", false) ? 1 : 0;
+    for (const json& rec : relocations_on_kernel(o)) n += rec.value("fails", false) ? 1 : 0;
   CHECK((n > 0) == (r.status == 1));
   return n;
 }

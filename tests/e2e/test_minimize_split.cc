@@ -62,7 +62,7 @@ std::vector<std::string> outcomes(const std::vector<std::string>& target, const 
   std::vector<std::string> out;
   const json report = json::parse(r.out);
   for (const json& obj : report.at("objects"))
-    for (const json& rel : object_on_kernel(obj).at("relocations")) {
+    for (const json& rel : relocations_on_kernel(obj)) {
       const std::string kind = rel.at("relocation_kind");
       out.push_back(obj.at("file").get<std::string>() + " #" + std::to_string(rel.at("relo_idx").get<int>()) + " " +
                     kind + " " + rel.at("accessor").get<std::string>() + ": " + rel.at("status").get<std::string>() +

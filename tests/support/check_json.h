@@ -35,4 +35,10 @@ inline nlohmann::json object_on_kernel(const nlohmann::json& object, std::size_t
   return out;
 }
 
+// Its relocations on kernel `t`, as a value: `for (const json& r : relocations_on_kernel(o))` keeps the
+// array alive, where `for (... : object_on_kernel(o)["relocations"])` would read a destroyed temporary.
+inline nlohmann::json relocations_on_kernel(const nlohmann::json& object, std::size_t t = 0) {
+  return object_on_kernel(object, t).at("relocations");
+}
+
 }  // namespace btfslim::test
