@@ -19,7 +19,7 @@ _btfslim_options() {
         dump) echo "--base -B --format -f --id --name --kind --help -h" ;;
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
-        check) echo "--btf --base -B --format -f --strict --allow-missing --attach-target --no-attach --help -h" ;;
+        check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --help -h" ;;
         minimize) echo "--btf --base -B --split-base --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --kernel --btf-out --modules --family --attach-target --help -h" ;;
         diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
@@ -81,7 +81,7 @@ _btfslim_value() {
     case $1:$2 in
         dump:--format | dump:-f) _btfslim_words "raw json c" ;;
         measure:--format | measure:-f) _btfslim_words "table csv json" ;;
-        check:--format | check:-f) _btfslim_words "table json" ;;
+        check:--format | check:-f) _btfslim_words "table json github junit" ;;
         diff:--format | diff:-f) _btfslim_words "table csv json" ;;
         dedup:--format | dedup:-f) _btfslim_words "table json" ;;
         budget:--format | budget:-f) _btfslim_words "table json junit github" ;;

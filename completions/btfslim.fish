@@ -72,7 +72,8 @@ complete -c btfslim -n '__fish_seen_subcommand_from measure' -l svg -r -d 'also 
 # check: BPF objects, against target BTFs.
 complete -c btfslim -n '__fish_seen_subcommand_from check' -k -a '(__fish_complete_suffix .o)'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l btf -r -a '(__btfslim_kernel_btf)' -d 'target BTF, module or directory'
-complete -c btfslim -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'table json' -d 'output format'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'table json github junit' -d 'output format'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l failures-only -d 'only the objects that fail, and what fails them'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l strict -d 'also fail on poisoned relocations in dead code'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'deprecated, does nothing'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l attach-target -x -d 'PROG=FUNC: a target set at run time'

@@ -50,16 +50,41 @@ bool check_failed(const CheckRun& run);
 std::size_t kernel_refs_failing(const CheckRun& run, std::size_t o, const ObjectOnTarget& cell);
 // Whether any of them was decided (not unchecked) in a cell.
 bool kernel_refs_checked(const CheckRun& run, std::size_t o, const ObjectOnTarget& cell);
-// Their rows under an object's relocations on one target, and the line that counts them.
-void print_kernel_refs(const CheckRun& run, std::size_t o, OutputBuffer& out);
-// For the matrix's "what fails where": a line per failing reference of object `o` on target `t`, after
-// `header` (printed first, once, unless `printed` says it was).
-void print_failing_kernel_refs(const CheckRun& run, std::size_t o, std::size_t t, const std::string& header,
-                               bool& printed, OutputBuffer& out);
-// "kernel_references": [...] of object `o`, in the shape of its "relocations".
-void json_kernel_refs(JsonWriter& j, const CheckRun& run, std::size_t o);
+// Their rows under an object's relocations on the one target (only the failing ones with
+// `failures_only`), and the line that counts them; `shown` is the object as the table names it
+// (escaped).
+void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view shown, bool failures_only,
+                       OutputBuffer& out);
 
-void print_check_table(const CheckRun& run, OutputBuffer& out);
-void print_check_json(const CheckRun& run, OutputBuffer& out);
+// One thing that fails an object on a target, as the lists of failures, GitHub annotations and JUnit
+// failures spell it: who needs it, where, what kind, the verdict, what it is (an accessor or a name,
+// last, as it may be long), and why. Every field is printable (names escaped).
+struct FailureRow {
+  std::string owner;    // the program, the struct_ops map, or "-" for an extern
+  std::string where;    // "insn #12", or "" for a kernel reference
+  std::string kind;     // the relocation's kind (byte_off) or the reference's (kfunc)
+  std::string verdict;  // POISONED, AMBIGUOUS, ERROR, MISSING, INCOMPATIBLE
+  std::string subject;  // the accessor or the name
+  std::string reason;
+};
+// The failing kernel references of object `o` on target `t`, appended to `rows`.
+void failing_kernel_refs(const CheckRun& run, std::size_t o, std::size_t t, std::vector<FailureRow>& rows);
+
+// JSON of kernel reference `i` of object `o`: the fields that do not depend on the target, and one
+// target's result; the record's shape (check_report.cc) is the relocations'.
+void json_kernel_ref_fields(JsonWriter& j, const KernelRef& ref);
+void json_kernel_ref_result(JsonWriter& j, const KernelRef& ref, const KernelRefResult& result);
+
+enum class CheckFormat { Table, Json, Github, Junit };
+
+struct CheckView {
+  CheckFormat format = CheckFormat::Table;
+  bool failures_only = false;  // only the objects that fail somewhere, and only what fails them
+};
+
+// The report in `view`'s format: the table (one target: every relocation, object by object; several:
+// objects by targets, then what fails where), JSON, GitHub workflow commands or JUnit XML. Each ends
+// with (or holds) the verdict "N objects x M kernels: K fail".
+void print_check(const CheckRun& run, const CheckView& view, OutputBuffer& out);
 
 }  // namespace btfslim

@@ -84,6 +84,7 @@ class JsonWriter {
   void value(std::int32_t v) { value(std::int64_t{v}); }
   void value(double v);
   void value(bool v);
+  void value(std::nullptr_t);  // null: a key that does not apply here
   template <typename T>
   void field(std::string_view k, const T& v) {
     key(k);

@@ -29,6 +29,7 @@ struct CheckArgs {
   std::vector<std::string> targets;
   std::string base;
   std::string format = "table";
+  bool failures_only = false;
   bool strict = false;
   bool allow_missing = false;  // deprecated: what it excused no longer fails
   std::vector<std::string> attach_targets;  // PROG=FUNC
@@ -146,10 +147,13 @@ void run_check(const CheckArgs& args) {
   }
 
   OutputBuffer out;
-  if (args.format == "json")
-    print_check_json(run, out);
-  else
-    print_check_table(run, out);
+  CheckView view;
+  view.format = args.format == "json"     ? CheckFormat::Json
+                : args.format == "github" ? CheckFormat::Github
+                : args.format == "junit"  ? CheckFormat::Junit
+                                          : CheckFormat::Table;
+  view.failures_only = args.failures_only;
+  print_check(run, view, out);
   out.flush();
   if (check_failed(run)) throw CheckFailed();
 }
@@ -168,8 +172,13 @@ void register_check(CLI::App& app) {
                   "repeat for more (default: the running kernel, with its modules)")
       ->allow_extra_args(false);
   add_base_option(*cmd, args->base, "the base BTF that split targets (module BTF files) continue");
-  cmd->add_option("--format,-f", args->format, "table, or json (one record per relocation)")
-      ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--format,-f", args->format,
+                  "table, json (one record per relocation, with a result per kernel), github (workflow commands: "
+                  "an annotation per failing object and kernel) or junit (XML: a test case per object and kernel)")
+      ->check(CLI::IsMember({"table", "json", "github", "junit"}));
+  cmd->add_flag("--failures-only", args->failures_only,
+                "show only the objects that fail on some kernel, and only what fails them (the verdict line "
+                "still counts every object)");
   cmd->add_flag("--strict", args->strict,
                 "also fail on poisoned relocations in dead code (where the verifier never goes, e.g. behind a "
                 "failing existence check)");

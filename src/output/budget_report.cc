@@ -5,6 +5,7 @@
 // GitLab's JUnit view and GitHub's annotations all lead to the line to change. Whatever the format,
 // every limit is listed: a report that stopped at the first breach would hide the second.
 #include "btfslim/budget.h"
+#include "btfslim/ci_text.h"
 #include "btfslim/escape.h"
 
 #include <algorithm>
@@ -139,30 +140,6 @@ void print_json(const std::vector<LimitResult>& results, const std::string& file
   w.finish();
 }
 
-// Text for an XML attribute or element: markup escaped, tabs and line breaks as references, and the
-// other control characters (not allowed in XML 1.0 at all) as U+FFFD.
-std::string xml(std::string_view s) {
-  std::string o;
-  for (const char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
-      case '\t': o += "&#9;"; break;
-      case '\n': o += "&#10;"; break;
-      case '\r': o += "&#13;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-          o += "\xef\xbf\xbd";
-        else
-          o += c;
-    }
-  }
-  return o;
-}
-
 // JUnit XML as GitLab and Jenkins read it: one <testsuite> per budget and input, one <testcase> per
 // limit, a <failure> for each breach.
 void print_junit(const std::vector<LimitResult>& results, const std::string& file, OutputBuffer& out) {
@@ -175,12 +152,12 @@ void print_junit(const std::vector<LimitResult>& results, const std::string& fil
     while (end < results.size() && results[end].budget == results[i].budget && results[end].input == results[i].input)
       failures += results[end++].exceeded();
     out.print("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" file=\"{}\">\n",
-              xml(fmt::format("{} ({})", esc(results[i].budget->name), esc(results[i].input))), end - i, failures,
-              xml(escape(file)));
+              xml_text(fmt::format("{} ({})", esc(results[i].budget->name), esc(results[i].input))), end - i, failures,
+              xml_text(escape(file)));
     for (; i < end; ++i) {
       const LimitResult& r = results[i];
       out.print("    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" line=\"{}\"",
-                xml(fmt::format("btfslim.budget.{}", esc(r.budget->name))), xml(escape(r.limit->key)), xml(escape(file)), r.limit->line);
+                xml_text(fmt::format("btfslim.budget.{}", esc(r.budget->name))), xml_text(escape(r.limit->key)), xml_text(escape(file)), r.limit->line);
       if (!r.exceeded()) {
         out.write("/>\n");
         continue;
@@ -188,33 +165,11 @@ void print_junit(const std::vector<LimitResult>& results, const std::string& fil
       std::string detail = fmt::format("{}:{}: {}", esc(file), r.limit->line, verdict(r));
       if (!r.budget->message.empty()) detail.append("\n").append(message_lines(r.budget->message));
       out.print(">\n      <failure type=\"budget exceeded\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                xml(verdict(r)), xml(detail));
+                xml_text(verdict(r)), xml_text(detail));
     }
     out.write("  </testsuite>\n");
   }
   out.write("</testsuites>\n");
-}
-
-// Workflow command escaping (actions/toolkit's command.ts): data, and properties, which also escape
-// ':' and ','.
-std::string gh_data(std::string_view s) {
-  std::string o;
-  for (const char c : s) {
-    if (c == '%') o += "%25";
-    else if (c == '\r') o += "%0D";
-    else if (c == '\n') o += "%0A";
-    else o += c;
-  }
-  return o;
-}
-std::string gh_property(std::string_view s) {
-  std::string o;
-  for (const char c : gh_data(s)) {
-    if (c == ':') o += "%3A";
-    else if (c == ',') o += "%2C";
-    else o += c;
-  }
-  return o;
 }
 
 // GitHub Actions: an ::error annotation on the config's line for each breach, plain lines for the rest.
@@ -226,8 +181,8 @@ void print_github(const std::vector<LimitResult>& results, const std::string& fi
     }
     std::string text = verdict(r);
     if (!r.budget->message.empty()) text.append("\n").append(message_lines(r.budget->message));
-    out.print("::error file={},line={},col={},title={}::{}\n", gh_property(escape(file)), r.limit->line, r.limit->column,
-              gh_property(fmt::format("btfslim budget: {}", esc(r.budget->name))), gh_data(text));
+    out.print("::error file={},line={},col={},title={}::{}\n", github_property(escape(file)), r.limit->line, r.limit->column,
+              github_property(fmt::format("btfslim budget: {}", esc(r.budget->name))), github_data(text));
   }
   out.print("{}: {}\n", esc(file), conclusion(results));
 }

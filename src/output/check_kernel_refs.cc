@@ -1,6 +1,7 @@
 // Printing the kernel references of `btfslim check` (kfuncs, ksyms, attach targets, struct_ops maps):
-// rows under an object's relocations, lines in the matrix's list of failures, and JSON records shaped
-// like the relocations' ones. check_report.cc calls these where it prints an object.
+// rows under an object's relocations, rows of the lists of failures, and the fields of their JSON
+// records. check_report.cc calls these where it prints an object, and lays out the JSON records, which
+// have the relocations' shape.
 #include "btfslim/check.h"
 #include "btfslim/escape.h"
 
@@ -68,91 +69,78 @@ bool kernel_refs_checked(const CheckRun&, std::size_t, const ObjectOnTarget& cel
                      [](const KernelRefResult& r) { return r.status != RefStatus::Unchecked; });
 }
 
-void print_kernel_refs(const CheckRun& run, std::size_t o, OutputBuffer& out) {
+void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view shown, bool failures_only,
+                       OutputBuffer& out) {
   if (o >= run.kernel_refs.size() || run.kernel_refs[o].empty()) return;
   const auto& refs = run.kernel_refs[o];
   const ObjectOnTarget& cell = run.cells[o][0];
   if (!cell.kernel_refs_shown) return;
+  auto listed = [&](std::size_t i) { return !failures_only || kernel_ref_fails(refs[i], cell.kernel_refs[i]); };
   std::vector<std::string> owners, names;
-  std::size_t ow = 13, nw = 4;
-  for (const KernelRef& ref : refs) {
-    owners.push_back(owner(ref));
-    names.push_back(shown_name(ref));
+  std::size_t ow = 13, nw = 4, rw = 6, listed_count = 0;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    owners.push_back(owner(refs[i]));
+    names.push_back(shown_name(refs[i]));
+    if (!listed(i)) continue;
+    ++listed_count;
     ow = std::max(ow, owners.back().size());
     nw = std::max(nw, names.back().size());
+    rw = std::max(rw, result_text(refs[i], cell.kernel_refs[i]).size());
   }
-  nw = std::min<std::size_t>(nw, 60);
-  out.print("  {:<{}}  {:<10}  {:<{}}  {:<20}  {}\n", "PROGRAM / MAP", ow, "KIND", "NAME", nw, "RESULT", "TARGET");
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    const KernelRefResult& r = cell.kernel_refs[i];
-    out.print("  {:<{}}  {:<10}  {:<{}}  {:<20}  {}\n", owners[i], ow, kernel_ref_kind_name(refs[i].kind), names[i], nw,
-              result_text(refs[i], r), r.target.empty() ? "-" : r.target);
-    if (!r.reason.empty() && r.status != RefStatus::Ok) out.print("  {:<{}}  {}\n", "", ow + 12, r.reason);
+  nw = std::min<std::size_t>(nw, 40);
+  if (listed_count) {
+    out.print("  {:<{}}  {:<10}  {:<{}}  {:<{}}  {}\n", "PROGRAM / MAP", ow, "KIND", "NAME", nw, "RESULT", rw, "TARGET");
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      if (!listed(i)) continue;
+      const KernelRefResult& r = cell.kernel_refs[i];
+      out.print("  {:<{}}  {:<10}  {:<{}}  {:<{}}  {}\n", owners[i], ow, kernel_ref_kind_name(refs[i].kind), names[i], nw,
+                result_text(refs[i], r), rw, r.target.empty() ? "-" : r.target);
+      if (!r.reason.empty() && r.status != RefStatus::Ok) out.print("  {:<{}}  {}\n", "", ow + 12, r.reason);
+    }
   }
-  out.print("{}: {} kernel references: {}\n", esc(run.objects[o]->path()), refs.size(), summary(run, o, cell));
+  out.print("{}: {} kernel references: {}\n", shown, refs.size(), summary(run, o, cell));
 }
 
-void print_failing_kernel_refs(const CheckRun& run, std::size_t o, std::size_t t, const std::string& header,
-                               bool& printed, OutputBuffer& out) {
+void failing_kernel_refs(const CheckRun& run, std::size_t o, std::size_t t, std::vector<FailureRow>& rows) {
   if (o >= run.kernel_refs.size()) return;
   const auto& refs = run.kernel_refs[o];
   const ObjectOnTarget& cell = run.cells[o][t];
   for (std::size_t i = 0; i < refs.size(); ++i) {
     const KernelRefResult& r = cell.kernel_refs[i];
     if (!kernel_ref_fails(refs[i], r)) continue;
-    if (!printed) out.print("{}", header);
-    printed = true;
-    out.print("  {} {} {}: {}: {}\n", owner(refs[i]), kernel_ref_kind_name(refs[i].kind), shown_name(refs[i]),
-              ref_status_name(r.status), r.reason);
+    rows.push_back({owner(refs[i]), "", std::string(kernel_ref_kind_name(refs[i].kind)), result_text(refs[i], r),
+                    shown_name(refs[i]), r.reason});
   }
 }
 
-void json_kernel_refs(JsonWriter& j, const CheckRun& run, std::size_t o) {
-  j.key("kernel_references");
-  j.begin_array();
-  const bool many = run.targets.size() != 1;
-  const auto& refs = o < run.kernel_refs.size() ? run.kernel_refs[o] : std::vector<KernelRef>{};
-  auto result = [&](const KernelRef& ref, const KernelRefResult& r) {
-    j.field("status", ref_status_name(r.status));
-    if (!r.target.empty()) j.field("resolved", r.target);
-    if (!r.reason.empty()) j.field("reason", r.reason);
-    j.field("fails", kernel_ref_fails(ref, r));
-  };
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    const KernelRef& ref = refs[i];
-    j.begin_object();
-    j.field("object", run.objects[o]->path());
-    j.field("kind", kernel_ref_kind_name(ref.kind));
-    j.field("name", ref.name);
-    j.field("lookup", ref.lookup);
-    j.field("lookup_kind", kind_name(ref.lookup_kind));
-    if (ref.kind == KernelRefKind::Attach) {
-      j.field("program", ref.owner);
-      j.field("section", ref.section);
-      j.field("autoload", ref.autoload);
-      j.field("target_given", ref.given);
-    } else if (ref.kind == KernelRefKind::StructOps) {
-      j.field("map", ref.owner);
-      j.field("section", ref.section);
-    } else {
-      j.field("weak", ref.weak);
-    }
-    if (many) {
-      j.key("results");
-      j.begin_array();
-      for (std::size_t t = 0; t < run.targets.size(); ++t) {
-        j.begin_object();
-        j.field("target", run.targets[t]);
-        result(ref, run.cells[o][t].kernel_refs[i]);
-        j.end_object();
-      }
-      j.end_array();
-    } else {
-      result(ref, run.cells[o][0].kernel_refs[i]);
-    }
-    j.end_object();
-  }
-  j.end_array();
+void json_kernel_ref_fields(JsonWriter& j, const KernelRef& ref) {
+  const bool attach = ref.kind == KernelRefKind::Attach, struct_ops = ref.kind == KernelRefKind::StructOps;
+  j.field("reference_kind", kernel_ref_kind_name(ref.kind));
+  j.field("name", ref.name);
+  j.field("lookup", ref.lookup);
+  j.field("lookup_kind", kind_name(ref.lookup_kind));
+  // Every record has every key; null where it does not apply to this kind of reference.
+  j.key("program");
+  attach ? j.value(ref.owner) : j.value(nullptr);
+  j.key("map");
+  struct_ops ? j.value(ref.owner) : j.value(nullptr);
+  j.key("section");
+  attach || struct_ops ? j.value(ref.section) : j.value(nullptr);
+  j.key("autoload");
+  attach ? j.value(ref.autoload) : j.value(nullptr);
+  j.key("target_given");
+  attach ? j.value(ref.given) : j.value(nullptr);
+  j.key("weak");
+  attach || struct_ops ? j.value(nullptr) : j.value(ref.weak);
+}
+
+void json_kernel_ref_result(JsonWriter& j, const KernelRef& ref, const KernelRefResult& r) {
+  j.field("status", ref_status_name(r.status));
+  j.key("resolved");
+  r.target.empty() ? j.value(nullptr) : j.value(r.target);
+  j.key("reason");
+  r.reason.empty() ? j.value(nullptr) : j.value(r.reason);
+  j.field("fails", kernel_ref_fails(ref, r));
 }
 
 }  // namespace btfslim

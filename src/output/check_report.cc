@@ -1,10 +1,21 @@
 // Printing `btfslim check`: a table of relocations for one target, a matrix of objects by targets for
-// several, and JSON with one record per relocation either way.
+// several, JSON of one shape however many of either, GitHub workflow commands and JUnit XML for CI.
+//
+// Everything ends in one verdict, "N objects x M kernels: K fail", K counting the object/kernel pairs
+// that fail. Files are named by their shortest unique path suffix (paths.h): objects among the
+// objects, kernels among the kernels. The matrix keeps objects in rows, as there may be hundreds, and
+// kernels in columns, folded into blocks that fit the terminal; what fails is listed after it, one row
+// per failure with the accessor last, so that a long one pushes nothing out of line.
 #include "btfslim/check.h"
+#include "btfslim/ci_text.h"
 #include "btfslim/escape.h"
+#include "btfslim/paths.h"
+#include "btfslim/terminal.h"
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <unordered_map>
@@ -84,65 +95,173 @@ std::string result_text(const CoreResult& r, bool dead) {
   return "";
 }
 
-void print_one_target(const CheckRun& run, OutputBuffer& out) {
+// The names a report shows: every object's and every target's shortest unique suffix, escaped.
+struct Names {
+  std::vector<std::string> objects, kernels;
+};
+
+Names shown_names(const CheckRun& run) {
+  Names n;
+  std::vector<std::string> paths;
+  for (const auto& obj : run.objects) paths.push_back(obj->path());
+  for (const std::string_view s : shortest_unique_suffixes(paths)) n.objects.push_back(escape(s));
+  for (const std::string_view s : shortest_unique_suffixes(run.targets)) n.kernels.push_back(escape(s));
+  return n;
+}
+
+// What object `o` gives on target `t`, as a matrix cell says it.
+struct Cell {
+  bool nothing = false;  // nothing to relocate and no kernel reference decided: "-"
+  std::size_t failing = 0;
+  std::size_t failing_relocations = 0, failing_kernel_refs = 0;
+};
+
+Cell cell_of(const CheckRun& run, std::size_t o, std::size_t t) {
+  const ObjectOnTarget& cell = run.cells[o][t];
+  Cell c;
+  c.failing_relocations = tally(run, cell).failing;
+  c.failing_kernel_refs = kernel_refs_failing(run, o, cell);
+  c.failing = c.failing_relocations + c.failing_kernel_refs;
+  c.nothing = !nothing_to_do(*run.objects[o]).empty() && !kernel_refs_checked(run, o, cell);
+  return c;
+}
+
+bool object_fails(const CheckRun& run, std::size_t o) {
+  for (std::size_t t = 0; t < run.targets.size(); ++t)
+    if (cell_of(run, o, t).failing) return true;
+  return false;
+}
+
+// How many object/kernel pairs fail.
+std::size_t failure_count(const CheckRun& run) {
+  std::size_t n = 0;
+  for (std::size_t o = 0; o < run.objects.size(); ++o)
+    for (std::size_t t = 0; t < run.targets.size(); ++t) n += cell_of(run, o, t).failing != 0;
+  return n;
+}
+
+std::string plural(std::size_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+// "171 objects x 2 kernels: 12 fail".
+std::string verdict_line(const CheckRun& run) {
+  return fmt::format("{} x {}: {} fail", plural(run.objects.size(), "object"), plural(run.targets.size(), "kernel"),
+                     failure_count(run));
+}
+
+// The failing relocations of object `o` on target `t`, then its failing kernel references.
+std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::size_t t) {
+  const BpfObject& obj = *run.objects[o];
+  const ObjectOnTarget& cell = run.cells[o][t];
+  const auto relos = obj.relocations();
+  std::vector<FailureRow> rows;
+  for (std::size_t i = 0; i < relos.size(); ++i) {
+    const CoreResult& r = cell.results[i];
+    if (!relocation_fails(run, r, cell.dead[i])) continue;
+    const Where w = where(obj, relos[i]);
+    rows.push_back({escape(w.program), fmt::format("insn #{}", w.insn_idx), std::string(reloc_kind_name(relos[i].kind)),
+                    result_text(r, cell.dead[i]), describe_access(obj, relos[i]), r.reason});
+  }
+  failing_kernel_refs(run, o, t, rows);
+  return rows;
+}
+
+// "prog insn #12 byte_off POISONED struct task_struct.x: reason", for formats of one line per failure.
+std::string failure_sentence(const FailureRow& row) {
+  std::string s = row.owner;
+  for (const std::string* part : {&row.where, &row.kind, &row.verdict, &row.subject})
+    if (!part->empty()) s += " " + *part;
+  if (!row.reason.empty()) s += ": " + row.reason;
+  return s;
+}
+
+// Rows aligned in columns, the subject last and the reason on a line of its own below.
+void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) {
+  std::size_t ow = 0, ww = 0, kw = 0, vw = 0;
+  for (const FailureRow& r : rows) {
+    ow = std::max(ow, r.owner.size());
+    ww = std::max(ww, r.where.size());
+    kw = std::max(kw, r.kind.size());
+    vw = std::max(vw, r.verdict.size());
+  }
+  for (const FailureRow& r : rows) {
+    out.print("  {:<{}}  ", r.owner, ow);
+    if (ww) out.print("{:<{}}  ", r.where, ww);  // no instruction column where only kernel references fail
+    out.print("{:<{}}  {:<{}}  {}\n", r.kind, kw, r.verdict, vw, r.subject);
+    if (!r.reason.empty()) out.print("  {:<{}}  {}\n", "", ow, r.reason);
+  }
+}
+
+void print_one_target(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
+  const std::string& kernel = names.kernels[0];
   for (std::size_t o = 0; o < run.objects.size(); ++o) {
     const BpfObject& obj = *run.objects[o];
     const ObjectOnTarget& cell = run.cells[o][0];
-    out.print("{} on {}\n", esc(obj.path()), esc(run.targets[0]));
+    if (failures_only && cell_of(run, o, 0).failing == 0) continue;
+    out.print("{} on {}\n", names.objects[o], kernel);
     if (const auto note = nothing_to_do(obj); !note.empty()) {
       out.print("  {}\n", note);
-      print_kernel_refs(run, o, out);
+      print_kernel_refs(run, o, names.objects[o], failures_only, out);
       out.put('\n');
       continue;
     }
-    // Column widths from the rows, so that long accessors do not break the table. Programs and
-    // accessors are named once each: an agent's thousands of relocations ask a few hundred questions.
+    // Column widths from the rows listed. Programs and accessors are named once each: an agent's
+    // thousands of relocations ask a few hundred questions. The accessor comes last: however long, it
+    // pushes nothing out of its column.
     const auto relos = obj.relocations();
-    std::vector<std::uint32_t> program_of(relos.size()), accessor_of(relos.size());
-    std::vector<std::string> programs, accessors;
+    auto listed = [&](std::size_t i) { return !failures_only || relocation_fails(run, cell.results[i], cell.dead[i]); };
+    std::vector<std::uint32_t> program_of(relos.size());
+    std::vector<std::string> programs;
     std::unordered_map<std::string_view, std::uint32_t> program_ids;
-    std::unordered_map<std::uint64_t, std::uint32_t> accessor_ids;
-    std::size_t pw = 7, aw = 8;
+    std::size_t pw = 7, rw = 6, tw = 6;
     for (std::size_t i = 0; i < relos.size(); ++i) {
-      const CoreRelocation& r = relos[i];
-      auto [p, new_program] = program_ids.try_emplace(where(obj, r).program, static_cast<std::uint32_t>(programs.size()));
-      if (new_program) {
-        programs.push_back(escape(p->first));
-        pw = std::max(pw, programs.back().size());
-      }
+      auto [p, new_program] = program_ids.try_emplace(where(obj, relos[i]).program, static_cast<std::uint32_t>(programs.size()));
+      if (new_program) programs.push_back(escape(p->first));
       program_of[i] = p->second;
-      const std::uint64_t question = std::uint64_t{r.local_type} << 36 | std::uint64_t{r.access_off} << 4 | r.kind;
-      auto [a, new_accessor] = accessor_ids.try_emplace(question, static_cast<std::uint32_t>(accessors.size()));
-      if (new_accessor) {
-        accessors.push_back(describe_access(obj, r));
-        aw = std::max(aw, accessors.back().size());
-      }
-      accessor_of[i] = a->second;
+      if (!listed(i)) continue;
+      pw = std::max(pw, programs[p->second].size());
+      rw = std::max(rw, result_text(cell.results[i], cell.dead[i]).size());
+      if (cell.targets[i] != 0) tw = std::max(tw, cell.target_names[cell.targets[i]].size());
     }
-    aw = std::min<std::size_t>(aw, 60);
+    tw = std::min<std::size_t>(tw, 40);
+    std::unordered_map<std::uint64_t, std::string> accessors;
+    auto accessor = [&](const CoreRelocation& r) -> const std::string& {
+      const std::uint64_t question = std::uint64_t{r.local_type} << 36 | std::uint64_t{r.access_off} << 4 | r.kind;
+      auto [a, fresh] = accessors.try_emplace(question);
+      if (fresh) a->second = describe_access(obj, r);
+      return a->second;
+    };
     // Escaped names are ASCII: padded by their length, not by counting code points.
     static constexpr std::string_view kSpaces = "                                                                ";
     auto cell_at = [&out](std::string_view s, std::size_t width) {
       out.write(s);
-      for (std::size_t n = s.size(); n < width; n += kSpaces.size()) out.write(kSpaces.substr(0, width - n));
+      for (std::size_t n = s.size(); n < width; n += kSpaces.size()) out.write(kSpaces.substr(0, std::min(width - n, kSpaces.size())));
     };
-    out.write("  ");
-    cell_at("PROGRAM", pw);
-    out.write("   INSN  KIND            ");
-    cell_at("ACCESSOR", aw);
-    out.write("  RESULT                TARGET\n");
+    bool header = false;
     for (std::size_t i = 0; i < relos.size(); ++i) {
+      if (!listed(i)) continue;
+      if (!header) {
+        out.write("  ");
+        cell_at("PROGRAM", pw);
+        out.write("   INSN  KIND            ");
+        cell_at("RESULT", rw);
+        out.write("  ");
+        cell_at("TARGET", tw);
+        out.write("  ACCESSOR\n");
+        header = true;
+      }
       const CoreResult& r = cell.results[i];
       out.write("  ");
       cell_at(programs[program_of[i]], pw);
       out.print(FMT_COMPILE("  {:>5}  "), where(obj, relos[i]).insn_idx);
       cell_at(reloc_kind_name(relos[i].kind), 14);
       out.write("  ");
-      cell_at(accessors[accessor_of[i]], aw);
+      cell_at(result_text(r, cell.dead[i]), rw);
       out.write("  ");
-      cell_at(result_text(r, cell.dead[i]), 20);
+      cell_at(cell.targets[i] == 0 ? "-" : cell.target_names[cell.targets[i]], tw);
       out.write("  ");
-      out.write(cell.targets[i] == 0 ? "-" : cell.target_names[cell.targets[i]]);
+      out.write(accessor(relos[i]));
       out.put('\n');
       if (!r.reason.empty() && r.status != CoreStatus::Ok) {
         cell_at("", pw + 11);
@@ -150,85 +269,243 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
         out.put('\n');
       }
     }
-    out.print("{}: {} relocations: {}\n", esc(obj.path()), relos.size(), summary(tally(run, cell)));
-    print_kernel_refs(run, o, out);
+    out.print("{}: {} relocations: {}\n", names.objects[o], relos.size(), summary(tally(run, cell)));
+    print_kernel_refs(run, o, names.objects[o], failures_only, out);
     out.put('\n');
   }
+  out.print("{}\n", verdict_line(run));
 }
 
-void print_matrix(const CheckRun& run, OutputBuffer& out) {
-  std::vector<std::string> objects, targets;
-  for (const auto& obj : run.objects) objects.push_back(escape(obj->path()));
-  for (const auto& t : run.targets) targets.push_back(escape(t));
-  std::size_t tw = 6;
-  for (const std::string& t : targets) tw = std::max(tw, t.size());
-  // One row per target (kernels outnumber objects in a btfhub tree), one column per object.
-  out.print("{:<{}}", "TARGET", tw);
-  for (const std::string& o : objects) out.print("  {:<{}}", o, std::max<std::size_t>(o.size(), 12));
-  out.put('\n');
+std::string cell_text(const Cell& c) {
+  if (c.nothing) return "-";
+  return c.failing == 0 ? "ok" : fmt::format("{} failing", c.failing);
+}
+
+void print_matrix(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
+  std::vector<std::size_t> rows;
+  for (std::size_t o = 0; o < run.objects.size(); ++o)
+    if (!failures_only || object_fails(run, o)) rows.push_back(o);
+  // Column widths: the names, and the cells below them.
+  std::size_t ow = 6;
+  for (const std::size_t o : rows) ow = std::max(ow, names.objects[o].size());
+  std::vector<std::size_t> widths(run.targets.size());
   for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    out.print("{:<{}}", targets[t], tw);
-    for (std::size_t o = 0; o < run.objects.size(); ++o) {
-      const BpfObject& obj = *run.objects[o];
-      const Tally tl = tally(run, run.cells[o][t]);
-      const std::size_t failing = tl.failing + kernel_refs_failing(run, o, run.cells[o][t]);
-      const bool nothing = !nothing_to_do(obj).empty() && !kernel_refs_checked(run, o, run.cells[o][t]);
-      std::string cell = nothing ? "-" : failing == 0 ? "ok" : fmt::format("{} failing", failing);
-      out.print("  {:<{}}", cell, std::max<std::size_t>(objects[o].size(), 12));
-    }
-    out.put('\n');
+    widths[t] = std::max<std::size_t>(names.kernels[t].size(), 2);
+    for (const std::size_t o : rows) widths[t] = std::max(widths[t], cell_text(cell_of(run, o, t)).size());
   }
-  // What fails where.
-  for (std::size_t o = 0; o < run.objects.size(); ++o) {
-    const BpfObject& obj = *run.objects[o];
-    const auto relos = obj.relocations();
-    for (std::size_t t = 0; t < run.targets.size(); ++t) {
-      const ObjectOnTarget& cell = run.cells[o][t];
-      bool header = false;
-      for (std::size_t i = 0; i < relos.size(); ++i) {
-        const CoreResult& r = cell.results[i];
-        if (!relocation_fails(run, r, cell.dead[i])) continue;
-        if (!header) out.print("\n{} on {}:\n", objects[o], targets[t]);
-        header = true;
-        const Where w = where(obj, relos[i]);
-        out.print("  {} insn #{} {} {}: {}{}{}{}\n", esc(w.program), w.insn_idx, reloc_kind_name(relos[i].kind),
-                  describe_access(obj, relos[i]), status_name(r.status),
-                  cell.dead[i] ? " (in dead code)" : "", r.reason.empty() ? "" : ": ",
-                  r.reason);
+  // Kernel columns in blocks that fit the terminal (COLUMNS), each block with the object column; in a
+  // pipe, one block however wide.
+  const std::size_t columns = terminal_columns(STDOUT_FILENO);
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;  // [first, end) of kernel columns
+  for (std::size_t t = 0; t < run.targets.size();) {
+    std::size_t end = t + 1, width = ow + 2 + widths[t];
+    while (end < run.targets.size() && (columns == 0 || width + 2 + widths[end] <= columns)) width += 2 + widths[end++];
+    blocks.push_back({t, end});
+    t = end;
+  }
+  if (!rows.empty())
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (b) out.put('\n');
+      const auto [first, end] = blocks[b];
+      out.print("{:<{}}", "OBJECT", ow);
+      for (std::size_t t = first; t < end; ++t) out.print("  {:<{}}", names.kernels[t], t + 1 == end ? 0 : widths[t]);
+      out.put('\n');
+      for (const std::size_t o : rows) {
+        out.print("{:<{}}", names.objects[o], ow);
+        for (std::size_t t = first; t < end; ++t)
+          out.print("  {:<{}}", cell_text(cell_of(run, o, t)), t + 1 == end ? 0 : widths[t]);
+        out.put('\n');
       }
-      print_failing_kernel_refs(run, o, t, fmt::format("\n{} on {}:\n", objects[o], targets[t]), header, out);
     }
-  }
+  // What fails where.
+  for (const std::size_t o : rows)
+    for (std::size_t t = 0; t < run.targets.size(); ++t) {
+      const std::vector<FailureRow> failing = failure_rows(run, o, t);
+      if (failing.empty()) continue;
+      out.print("\n{} on {}:\n", names.objects[o], names.kernels[t]);
+      print_failure_rows(failing, out);
+    }
+  if (!rows.empty()) out.put('\n');
+  out.print("{}\n", verdict_line(run));
 }
 
+// One result of relocation `i` on a target. Every key is there in every result, null where it does
+// not apply, so that a script reads them without asking.
 void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell, std::size_t i) {
   const CoreResult& r = cell.results[i];
   const bool dead = cell.dead[i];
   j.field("status", status_name(r.status));
-  if (r.status == CoreStatus::Ok) j.field("value", r.value);
+  j.key("value");
+  r.status == CoreStatus::Ok ? j.value(r.value) : j.value(nullptr);
   j.field("local_value", r.local_value);
-  if (r.target_size != r.local_size) {
-    j.field("local_size", r.local_size);
-    j.field("target_size", r.target_size);
-  }
-  if (!r.reason.empty()) j.field("reason", r.reason);
-  if (r.status == CoreStatus::Poisoned) {
-    j.field("reachable", !dead);
-    // The programs that reach it: those whose load it fails.
-    const auto it = std::lower_bound(cell.reached_from.begin(), cell.reached_from.end(), i,
-                                     [](const auto& entry, std::size_t k) { return entry.first < k; });
-    if (it != cell.reached_from.end() && it->first == i) {
-      j.key("programs");
-      j.begin_array();
-      for (const std::string_view p : it->second) j.value(p);
-      j.end_array();
-    }
-  }
+  // The load's size, where patching changes it.
+  const bool resized = r.target_size != r.local_size;
+  j.key("local_size_bytes");
+  resized ? j.value(r.local_size) : j.value(nullptr);
+  j.key("target_size_bytes");
+  resized ? j.value(r.target_size) : j.value(nullptr);
+  j.key("reason");
+  r.reason.empty() ? j.value(nullptr) : j.value(r.reason);
+  j.field("reachable", !dead);
+  // The programs that reach a poisoned relocation: those whose load it fails.
+  j.key("programs");
+  j.begin_array();
+  const auto it = std::lower_bound(cell.reached_from.begin(), cell.reached_from.end(), i,
+                                   [](const auto& entry, std::size_t k) { return entry.first < k; });
+  if (it != cell.reached_from.end() && it->first == i)
+    for (const std::string_view p : it->second) j.value(p);
+  j.end_array();
   j.field("fails", relocation_fails(run, r, dead));
-  j.key("targets");
+  j.key("type_ids");
   j.begin_array();
   for (const TargetSpec& m : r.matches) j.value(std::uint64_t{m.root});
   j.end_array();
+}
+
+void print_json(const CheckRun& run, bool failures_only, OutputBuffer& out) {
+  JsonWriter j(out);
+  j.begin_object();
+  j.field("object_count", std::uint64_t{run.objects.size()});
+  j.field("kernel_count", std::uint64_t{run.targets.size()});
+  j.field("failure_count", std::uint64_t{failure_count(run)});
+  j.field("failed", check_failed(run));
+  j.key("kernels");
+  j.begin_array();
+  for (std::size_t t = 0; t < run.targets.size(); ++t) {
+    std::size_t failing = 0;
+    for (std::size_t o = 0; o < run.objects.size(); ++o) failing += cell_of(run, o, t).failing != 0;
+    j.begin_object();
+    j.field("file", run.targets[t]);
+    j.field("failure_count", std::uint64_t{failing});
+    j.end_object();
+  }
+  j.end_array();
+  j.key("objects");
+  j.begin_array();
+  for (std::size_t o = 0; o < run.objects.size(); ++o) {
+    if (failures_only && !object_fails(run, o)) continue;
+    const BpfObject& obj = *run.objects[o];
+    const auto relos = obj.relocations();
+    const auto& refs = run.kernel_refs[o];
+    j.begin_object();
+    j.field("file", obj.path());
+    j.field("has_btf_ext", obj.has_ext());
+    j.key("note");
+    if (const auto note = nothing_to_do(obj); !note.empty())
+      j.value(note);
+    else
+      j.value(nullptr);
+    j.field("relocation_count", std::uint64_t{relos.size()});
+    j.field("kernel_reference_count", std::uint64_t{refs.size()});
+    // The matrix's cells: this object on each kernel, in the order of "kernels".
+    std::size_t failing_kernels = 0;
+    for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += cell_of(run, o, t).failing != 0;
+    j.field("failure_count", std::uint64_t{failing_kernels});
+    j.key("results");
+    j.begin_array();
+    for (std::size_t t = 0; t < run.targets.size(); ++t) {
+      const Cell c = cell_of(run, o, t);
+      j.begin_object();
+      j.field("kernel", run.targets[t]);
+      j.field("failed", c.failing != 0);
+      j.field("failing_relocation_count", std::uint64_t{c.failing_relocations});
+      j.field("failing_kernel_reference_count", std::uint64_t{c.failing_kernel_refs});
+      j.end_object();
+    }
+    j.end_array();
+    // Relocations and kernel references alike: what does not depend on the kernel, then "results",
+    // one per kernel in the order of "kernels".
+    auto records = [&](std::string_view key, std::size_t count, auto&& fields, auto&& result) {
+      j.key(key);
+      j.begin_array();
+      for (std::size_t i = 0; i < count; ++i) {
+        j.begin_object();
+        fields(i);
+        j.key("results");
+        j.begin_array();
+        for (std::size_t t = 0; t < run.targets.size(); ++t) {
+          j.begin_object();
+          result(i, run.cells[o][t]);
+          j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+      }
+      j.end_array();
+    };
+    records(
+        "relocations", relos.size(),
+        [&](std::size_t i) {
+          const CoreRelocation& r = relos[i];
+          const Where w = where(obj, r);
+          j.field("section", w.section);
+          j.field("program", w.program);
+          j.field("relo_idx", r.index);
+          j.field("insn_off", r.insn_off);
+          j.field("insn_idx", w.insn_idx);
+          j.field("relocation_kind", reloc_kind_name(r.kind));
+          j.field("local_type_id", r.local_type);
+          j.field("access", obj.access(r));
+          j.field("accessor", describe_access(obj, r));
+        },
+        [&](std::size_t i, const ObjectOnTarget& cell) { json_result(j, run, cell, i); });
+    records(
+        "kernel_references", refs.size(), [&](std::size_t i) { json_kernel_ref_fields(j, refs[i]); },
+        [&](std::size_t i, const ObjectOnTarget& cell) { json_kernel_ref_result(j, refs[i], cell.kernel_refs[i]); });
+    j.end_object();
+  }
+  j.end_array();
+  j.field("summary", verdict_line(run));
+  j.end_object();
+  j.finish();
+}
+
+// GitHub Actions: an ::error annotation on each object for each kernel it fails on, its failures one
+// per line; then the verdict as a plain line.
+void print_github(const CheckRun& run, const Names& names, OutputBuffer& out) {
+  for (std::size_t o = 0; o < run.objects.size(); ++o)
+    for (std::size_t t = 0; t < run.targets.size(); ++t) {
+      const std::vector<FailureRow> failing = failure_rows(run, o, t);
+      if (failing.empty()) continue;
+      std::string text = fmt::format("{} on {}: {} failing", names.objects[o], names.kernels[t], failing.size());
+      for (const FailureRow& row : failing) text += "\n" + failure_sentence(row);
+      out.print("::error file={},title={}::{}\n", github_property(escape(run.objects[o]->path())),
+                github_property(fmt::format("btfslim check: {} fails on {}", names.objects[o], names.kernels[t])),
+                github_data(text));
+    }
+  out.print("btfslim check: {}\n", verdict_line(run));
+}
+
+// JUnit XML: a <testsuite> per kernel, a <testcase> per object (per failing one with `failures_only`),
+// a <failure> where it fails.
+void print_junit(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
+  const std::size_t failures = failure_count(run);
+  out.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  out.print("<testsuites name=\"btfslim check\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
+            failures_only ? failures : run.objects.size() * run.targets.size(), failures);
+  for (std::size_t t = 0; t < run.targets.size(); ++t) {
+    std::size_t failing = 0;
+    for (std::size_t o = 0; o < run.objects.size(); ++o) failing += cell_of(run, o, t).failing != 0;
+    out.print("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
+              xml_text(escape(run.targets[t])), failures_only ? failing : run.objects.size(), failing);
+    for (std::size_t o = 0; o < run.objects.size(); ++o) {
+      if (failures_only && cell_of(run, o, t).failing == 0) continue;
+      out.print("    <testcase classname=\"btfslim.check\" name=\"{}\" file=\"{}\"", xml_text(names.objects[o]),
+                xml_text(escape(run.objects[o]->path())));
+      const std::vector<FailureRow> failing = failure_rows(run, o, t);
+      if (failing.empty()) {
+        out.write("/>\n");
+        continue;
+      }
+      std::string detail;
+      for (const FailureRow& row : failing) detail += failure_sentence(row) + "\n";
+      out.print(">\n      <failure type=\"check failed\" message=\"{}\">{}</failure>\n    </testcase>\n",
+                xml_text(fmt::format("{} on {}: {} failing", names.objects[o], names.kernels[t], failing.size())),
+                xml_text(detail));
+    }
+    out.write("  </testsuite>\n");
+  }
+  out.write("</testsuites>\n");
 }
 
 }  // namespace
@@ -276,73 +553,19 @@ bool check_failed(const CheckRun& run) {
   return false;
 }
 
-void print_check_table(const CheckRun& run, OutputBuffer& out) {
-  if (run.targets.size() == 1)
-    print_one_target(run, out);
-  else
-    print_matrix(run, out);
-}
-
-void print_check_json(const CheckRun& run, OutputBuffer& out) {
-  JsonWriter j(out);
-  const bool many = run.targets.size() != 1;
-  j.begin_object();
-  if (many) {
-    j.key("targets");
-    j.begin_array();
-    for (const auto& t : run.targets) j.value(t);
-    j.end_array();
-  } else {
-    j.field("target", run.targets[0]);
+void print_check(const CheckRun& run, const CheckView& view, OutputBuffer& out) {
+  const Names names = shown_names(run);
+  switch (view.format) {
+    case CheckFormat::Table:
+      return run.targets.size() == 1 ? print_one_target(run, names, view.failures_only, out)
+                                     : print_matrix(run, names, view.failures_only, out);
+    case CheckFormat::Json:
+      return print_json(run, view.failures_only, out);
+    case CheckFormat::Github:
+      return print_github(run, names, out);
+    case CheckFormat::Junit:
+      return print_junit(run, names, view.failures_only, out);
   }
-  j.key("objects");
-  j.begin_array();
-  for (std::size_t o = 0; o < run.objects.size(); ++o) {
-    const BpfObject& obj = *run.objects[o];
-    j.begin_object();
-    j.field("object", obj.path());
-    j.field("has_btf_ext", obj.has_ext());
-    if (const auto note = nothing_to_do(obj); !note.empty()) j.field("note", note);
-    j.key("relocations");
-    j.begin_array();
-    const auto relos = obj.relocations();
-    for (std::size_t i = 0; i < relos.size(); ++i) {
-      const CoreRelocation& r = relos[i];
-      const Where w = where(obj, r);
-      j.begin_object();
-      j.field("object", obj.path());
-      j.field("section", w.section);
-      j.field("program", w.program);
-      j.field("relo_idx", r.index);
-      j.field("insn_off", r.insn_off);
-      j.field("insn_idx", w.insn_idx);
-      j.field("kind", reloc_kind_name(r.kind));
-      j.field("local_type_id", r.local_type);
-      j.field("access", obj.access(r));
-      j.field("accessor", describe_access(obj, r));
-      if (many) {
-        j.key("results");
-        j.begin_array();
-        for (std::size_t t = 0; t < run.targets.size(); ++t) {
-          j.begin_object();
-          j.field("target", run.targets[t]);
-          json_result(j, run, run.cells[o][t], i);
-          j.end_object();
-        }
-        j.end_array();
-      } else {
-        json_result(j, run, run.cells[o][0], i);
-      }
-      j.end_object();
-    }
-    j.end_array();
-    json_kernel_refs(j, run, o);
-    j.end_object();
-  }
-  j.end_array();
-  j.field("failed", check_failed(run));
-  j.end_object();
-  j.finish();
 }
 
 }  // namespace btfslim

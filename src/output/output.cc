@@ -235,6 +235,10 @@ void JsonWriter::value(bool v) {
   separate();
   out_.write(v ? "true" : "false");
 }
+void JsonWriter::value(std::nullptr_t) {
+  separate();
+  out_.write("null");
+}
 
 std::string human_size(double bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};

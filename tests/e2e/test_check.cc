@@ -15,6 +15,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "check_json.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -45,8 +47,8 @@ Ours check_json(const std::string& object, const std::string& btf) {
   }
   REQUIRE(doc.contains("objects"));
   REQUIRE(doc["objects"].size() == 1);
-  const json& obj = doc["objects"][0];
-  CHECK(obj.value("object", "") == object);
+  const json obj = object_on_kernel(doc["objects"][0]);
+  CHECK(obj.value("file", "") == object);
   for (const json& r : obj.value("relocations", json::array())) {
     const auto key = std::make_pair(r.value("program", ""), r.value("relo_idx", -1));
     if (!ours.records.emplace(key, r).second)
@@ -98,14 +100,15 @@ std::string difference(const LibbpfRelo& x, const json& r) {
       break;
   }
   if (!x.section.empty() && r.value("section", "") != x.section) what.push_back("section " + r.value("section", ""));
-  if (!x.kind.empty() && r.value("kind", "") != x.kind) what.push_back("kind " + r.value("kind", ""));
+  if (!x.kind.empty() && r.value("relocation_kind", "") != x.kind)
+    what.push_back("relocation_kind " + r.value("relocation_kind", ""));
   if (!x.kind.empty() && r.value("local_type_id", 0u) != x.local_type_id) what.push_back("local_type_id");
   if (x.insn_idx >= 0 && r.value("insn_idx", -1) != x.insn_idx) what.push_back("insn_idx");
   std::vector<std::uint64_t> targets;
-  for (const json& t : r.value("targets", json::array()))
+  for (const json& t : r.value("type_ids", json::array()))
     if (t.is_number()) targets.push_back(t.get<std::uint64_t>());
   if (sorted_ids(targets) != sorted_ids(std::vector<std::uint64_t>(x.matching_targets.begin(), x.matching_targets.end())))
-    what.push_back("targets " + r.value("targets", json::array()).dump());
+    what.push_back("type_ids " + r.value("type_ids", json::array()).dump());
   if (what.empty()) return "";
   std::ostringstream s;
   s << x.program << " relo #" << x.relo_idx << " [" << x.section << "] " << x.kind << " " << x.local_spec

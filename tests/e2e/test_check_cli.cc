@@ -1,5 +1,7 @@
 // `btfslim check` as a user meets it on the command line ([check-cli]): several targets give a matrix
-// and, in JSON, per-target results that agree with single-target runs; a directory stands for every BTF
+// of objects by kernels, files named by their shortest unique suffix, then what fails where and the
+// verdict line, and in JSON per-target results that agree with single-target runs; --failures-only
+// keeps what fails; GitHub workflow commands and JUnit XML for CI; a directory stands for every BTF
 // file under it; a poisoned read in dead code does not fail, unless --strict;
 // objects with nothing to relocate get a note; broken objects get one line on stderr and exit 2; and
 // the output is the same from run to run.
@@ -9,6 +11,7 @@
 // .BTF.ext, and copies of minimal.bpf.o patched here. The values themselves are held to libbpf in
 // test_check.cc; here a single-target run of the same object and target is the reference.
 #include "archives.h"
+#include "check_json.h"
 #include "elf_image.h"
 #include "libbpf_oracle.h"
 #include "process.h"
@@ -18,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -59,7 +63,15 @@ json check_json(std::vector<std::string> args) {
   }
   REQUIRE(doc.contains("objects"));
   CHECK(doc.value("failed", false) == (r.status == 1));
+  REQUIRE(doc.at("kernels").is_array());
   return doc;
+}
+
+// The files of the document's kernels, in order.
+std::vector<std::string> kernel_files(const json& doc) {
+  std::vector<std::string> files;
+  for (const json& k : doc.at("kernels")) files.push_back(k.at("file"));
+  return files;
 }
 
 // The JSON object of `obj` checked against `btf` alone, run once per argument set.
@@ -71,18 +83,17 @@ const json& single(const std::string& obj, const std::string& btf, bool strict) 
   if (strict) args.push_back("--strict");
   const json doc = check_json(args);
   INFO(command_line(args));
-  CHECK(doc.value("target", "") == btf);
-  CHECK(!doc.contains("targets"));
+  CHECK(kernel_files(doc) == std::vector<std::string>{btf});
   REQUIRE(doc["objects"].size() == 1);
-  return runs.emplace(key, doc["objects"][0]).first->second;
+  return runs.emplace(key, object_on_kernel(doc["objects"][0])).first->second;
 }
 
 // The fields of a relocation record that do not depend on the target.
-const std::vector<std::string> kRecordFields = {"object", "section",       "program", "relo_idx", "insn_off",
-                                                "insn_idx", "kind", "local_type_id", "access",   "accessor"};
+const std::vector<std::string> kRecordFields = {"section",  "program",         "relo_idx",      "insn_off", "insn_idx",
+                                                "relocation_kind", "local_type_id", "access",   "accessor"};
 
 // A single-target record without its target-independent fields: what a multi-target "results" entry
-// must hold besides "target".
+// must hold (its nulls left out).
 json result_part(const json& record) {
   json r = record;
   for (const auto& f : kRecordFields) r.erase(f);
@@ -100,15 +111,13 @@ std::size_t failing_count(const json& single_object) {
 // records, and per record one result per target, in target order, equal to the single run's.
 void expect_agrees_with_single_runs(const json& doc, const std::vector<std::string>& objects,
                                     const std::vector<std::string>& targets, bool strict) {
-  REQUIRE(doc.contains("targets"));
-  CHECK(doc["targets"] == json(targets));
-  CHECK(!doc.contains("target"));
+  CHECK(kernel_files(doc) == targets);
   REQUIRE(doc["objects"].size() == objects.size());
   std::vector<std::string> differences;
   bool any_fails = false;
   for (std::size_t o = 0; o < objects.size(); ++o) {
-    const json& m = doc["objects"][o];
-    CHECK(m.value("object", "") == objects[o]);
+    const json m = without_nulls(doc["objects"][o]);
+    CHECK(m.value("file", "") == objects[o]);
     const json& relos = m["relocations"];
     for (std::size_t t = 0; t < targets.size(); ++t) {
       const json& s = single(objects[o], targets[t], strict);
@@ -134,9 +143,8 @@ void expect_agrees_with_single_runs(const json& doc, const std::vector<std::stri
         // No per-target field may leak into the record itself.
         for (const char* f : {"status", "value", "reason", "reachable", "programs", "fails"})
           if (mr.contains(f)) differences.push_back(pair + " record #" + std::to_string(i) + " has '" + f + "' outside results");
-        json expected = result_part(sr);
-        expected["target"] = targets[t];
-        if (mr["results"][t] != expected)
+        const json expected = result_part(sr);
+        if (without_nulls(mr["results"][t]) != expected)
           differences.push_back(pair + " record #" + std::to_string(i) + " (" + sr.value("accessor", "") +
                                 "):\n      results[" + std::to_string(t) + "]: " + mr["results"][t].dump() +
                                 "\n      single run: " + expected.dump());
@@ -152,26 +160,30 @@ void expect_agrees_with_single_runs(const json& doc, const std::vector<std::stri
   FAIL(s.str());
 }
 
-// The table of several targets: a header, one row per target, then per failing object/target pair the
-// failing relocations.
+// The table of several targets: a header of kernels, one row per object, then per failing object/kernel
+// pair the failing relocations and kernel references, then the verdict line.
 struct Matrix {
-  std::vector<std::string> objects;  // the header's columns
-  std::vector<std::pair<std::string, std::vector<std::string>>> rows;  // target, cells
+  std::vector<std::string> kernels;  // the header's columns
+  std::vector<std::pair<std::string, std::vector<std::string>>> rows;  // object, cells
   struct Failing {
-    std::string heading;  // "OBJ on TARGET"
-    std::vector<std::string> lines;
+    std::string heading;             // "OBJ on KERNEL"
+    std::vector<std::string> lines;  // a row, with its reason after a line break when it has one
   };
   std::vector<Failing> failing;
+  std::string verdict;  // "N objects x M kernels: K fail"
 };
 
 Matrix parse_matrix(const std::string& out) {
   Matrix m;
-  const std::vector<std::string> lines = lines_of(out);
+  std::vector<std::string> lines = lines_of(out);
   REQUIRE(!lines.empty());
+  m.verdict = lines.back();
+  lines.pop_back();
+  if (lines.empty()) return m;  // --failures-only, and nothing fails
   std::vector<std::string> header = words_of(lines[0]);
   REQUIRE(!header.empty());
-  CHECK(header[0] == "TARGET");
-  m.objects.assign(header.begin() + 1, header.end());
+  CHECK(header[0] == "OBJECT");
+  m.kernels.assign(header.begin() + 1, header.end());
   std::size_t i = 1;
   for (; i < lines.size() && !lines[i].empty(); ++i) {
     const std::vector<std::string> w = words_of(lines[i]);
@@ -189,15 +201,23 @@ Matrix parse_matrix(const std::string& out) {
     m.rows.push_back({w[0], cells});
   }
   for (; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
-    if (lines[i].starts_with("  ")) {
-      INFO("a relocation line before any heading: " << lines[i]);
+    const std::string& line = lines[i];
+    if (line.empty()) continue;
+    if (line.starts_with("  ")) {
+      INFO("a failure before any heading: " << line);
       REQUIRE(!m.failing.empty());
-      m.failing.back().lines.push_back(lines[i]);
+      std::vector<std::string>& rows = m.failing.back().lines;
+      if (line[2] != ' ') {
+        rows.push_back(line);
+      } else {
+        INFO("a reason before any row: " << line);
+        REQUIRE(!rows.empty());
+        rows.back() += "\n" + line;
+      }
     } else {
-      INFO("a heading line: " << lines[i]);
-      CHECK_THAT(lines[i], EndsWith(":"));
-      m.failing.push_back({lines[i].substr(0, lines[i].size() - 1), {}});
+      INFO("a heading line: " << line);
+      CHECK_THAT(line, EndsWith(":"));
+      m.failing.push_back({line.substr(0, line.size() - 1), {}});
     }
   }
   return m;
@@ -214,45 +234,87 @@ bool holds_in_order(const std::string& line, const std::vector<std::string>& pie
   return true;
 }
 
-// The matrix of `objects` on `targets` against single-target runs of each pair.
+// How the tables name files whose names differ: by their names alone.
+std::vector<std::string> shown_names(const std::vector<std::string>& paths) {
+  std::vector<std::string> names;
+  for (const std::string& p : paths) names.push_back(file_name(p));
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  INFO("these tests name files whose names differ");
+  REQUIRE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  return names;
+}
+
+// A failing relocation's verdict as the tables print it.
+std::string verdict_of(const json& rec) {
+  const std::string status = rec.value("status", "");
+  if (status == "poisoned" && !rec.value("reachable", true)) return "poisoned (dead code)";
+  std::string upper = status;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper;
+}
+
+std::string verdict_line(std::size_t objects, std::size_t kernels, std::size_t failures) {
+  return std::to_string(objects) + (objects == 1 ? " object" : " objects") + " x " + std::to_string(kernels) +
+         (kernels == 1 ? " kernel" : " kernels") + ": " + std::to_string(failures) + " fail";
+}
+
+// The matrix of `objects` on `targets` against single-target runs of each pair; with `failures_only`,
+// only the objects that fail somewhere.
 void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, const std::vector<std::string>& targets,
-                   bool strict) {
+                   bool strict, bool failures_only = false) {
   INFO("stdout:\n" << r.out << "stderr: " << r.err);
   const Matrix m = parse_matrix(r.out);
-  CHECK(m.objects == objects);
-  REQUIRE(m.rows.size() == targets.size());
-  bool any_fails = false;
-  std::vector<Matrix::Failing> expected_failing;
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    CHECK(m.rows[t].first == targets[t]);
-    REQUIRE(m.rows[t].second.size() == objects.size());
-    for (std::size_t o = 0; o < objects.size(); ++o) {
+  const std::vector<std::string> object_names = shown_names(objects), kernel_names = shown_names(targets);
+  std::vector<std::size_t> rows;  // the objects shown
+  std::size_t failures = 0;
+  for (std::size_t o = 0; o < objects.size(); ++o) {
+    bool fails = false;
+    for (const std::string& t : targets) {
+      const bool pair_fails = failing_count(single(objects[o], t, strict)) != 0;
+      failures += pair_fails;
+      fails = fails || pair_fails;
+    }
+    if (fails || !failures_only) rows.push_back(o);
+  }
+  CHECK(m.verdict == verdict_line(objects.size(), targets.size(), failures));
+  CHECK(r.status == (failures ? 1 : 0));
+  if (rows.empty()) {
+    CHECK(m.rows.empty());
+    return;
+  }
+  CHECK(m.kernels == kernel_names);
+  REQUIRE(m.rows.size() == rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const std::size_t o = rows[k];
+    CHECK(m.rows[k].first == object_names[o]);
+    REQUIRE(m.rows[k].second.size() == targets.size());
+    for (std::size_t t = 0; t < targets.size(); ++t) {
       const json& s = single(objects[o], targets[t], strict);
       const std::size_t n = failing_count(s);
       const std::string cell = s.contains("note") ? "-" : n == 0 ? "ok" : std::to_string(n) + " failing";
       INFO(objects[o] << " on " << targets[t]);
-      CHECK(m.rows[t].second[o] == cell);
-      any_fails = any_fails || n != 0;
+      CHECK(m.rows[k].second[t] == cell);
     }
   }
-  CHECK(r.status == (any_fails ? 1 : 0));
   // Object by object, target by target: the failing relocations in record order.
   std::size_t k = 0;
-  for (const std::string& obj : objects)
-    for (const std::string& tgt : targets) {
-      const json& s = single(obj, tgt, strict);
+  for (const std::size_t o : rows)
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      const json& s = single(objects[o], targets[t], strict);
       if (failing_count(s) == 0) continue;
-      INFO(obj << " on " << tgt);
+      INFO(objects[o] << " on " << targets[t]);
       REQUIRE(k < m.failing.size());
       const Matrix::Failing& f = m.failing[k++];
-      CHECK(f.heading == obj + " on " + tgt);
+      CHECK(f.heading == object_names[o] + " on " + kernel_names[t]);
       std::size_t line = 0;
       for (const json& rec : s["relocations"]) {
         if (!rec.value("fails", false)) continue;
         REQUIRE(line < f.lines.size());
-        std::vector<std::string> pieces{rec.value("program", ""),
-                                        "insn #" + std::to_string(rec.value("insn_idx", -1)) + " ",
-                                        rec.value("kind", ""), rec.value("accessor", ""), ": " + rec.value("status", "")};
+        // Program, instruction, kind, verdict, and the accessor last; the reason on the next line.
+        std::vector<std::string> pieces{rec.value("program", ""), "insn #" + std::to_string(rec.value("insn_idx", -1)) + " ",
+                                        rec.value("relocation_kind", ""), verdict_of(rec),
+                                        rec.value("accessor", "") + (rec.contains("reason") ? "\n" : "")};
         if (rec.contains("reason")) pieces.push_back(rec.value("reason", ""));
         INFO("line: " << f.lines[line] << "\nrecord: " << rec.dump());
         CHECK(holds_in_order(f.lines[line], pieces));
@@ -308,13 +370,13 @@ void expect_rejected(const std::vector<std::string>& args, const std::string& fi
   }
 }
 
-// The table row of a relocation: program, kind and accessor on one line.
+// The table row of a relocation: program, kind and, last, the accessor on one line.
 std::string row_of(const std::string& out, const std::string& program, const std::string& kind,
                    const std::string& accessor) {
   std::string found;
   for (const std::string& line : lines_of(out)) {
     const std::vector<std::string> w = words_of(line);
-    if (w.size() >= 4 && w[0] == program && w[2] == kind && line.find("  " + accessor + "  ") != std::string::npos) {
+    if (w.size() >= 4 && w[0] == program && w[2] == kind && line.ends_with("  " + accessor)) {
       INFO("two rows for " << program << " " << kind << " " << accessor << ":\n" << out);
       CHECK(found.empty());
       found = line;
@@ -330,7 +392,7 @@ const json& record_of(const json& object, const std::string& program, const std:
                       const std::string& access) {
   const json* found = nullptr;
   for (const json& r : object["relocations"])
-    if (r.value("program", "") == program && r.value("kind", "") == kind && r.value("access", "") == access) {
+    if (r.value("program", "") == program && r.value("relocation_kind", "") == kind && r.value("access", "") == access) {
       INFO("two records for " << program << " " << kind << " " << access);
       REQUIRE(found == nullptr);
       found = &r;
@@ -428,7 +490,7 @@ TEST_CASE("a directory as --btf: every BTF or ELF file under it, sorted; other f
     const json doc = check_json(args);
     // One target named by a directory: the JSON still says which file it was.
     const std::string file = one.file("x/y/missing.o");
-    CHECK((doc.value("target", "") == file || doc.value("targets", json()) == json::array({file})));
+    CHECK(kernel_files(doc) == std::vector<std::string>{file});
   }
   SECTION("an empty directory, or one with no BTF file, is one line and exit 2") {
     TempDir empty;
@@ -482,7 +544,7 @@ TEST_CASE("dead code: a poisoned read no program reaches does not fail; --strict
       const json& c = record_of(*doc, "guarded_read", "byte_off", "0:1");
       CHECK(c.value("status", "") == "poisoned");
       CHECK(c.value("reachable", true) == false);
-      CHECK(!c.contains("programs"));
+      CHECK(c.value("programs", json::array()).empty());
       CHECK(c.value("fails", false) == (doc == &with));
       const json& ptr = record_of(*doc, "type_guarded_read", "byte_off", "0:0");
       CHECK(ptr.value("status", "") == "poisoned");
@@ -528,13 +590,12 @@ TEST_CASE("dead code: a poisoned read no program reaches does not fail; --strict
       const RunResult r = btfslim(args);
       INFO(command_line(args) << "\n" << r.out << r.err);
       const Matrix m = parse_matrix(r.out);
-      REQUIRE(m.rows.size() == 3);
-      CHECK(m.rows[0].second == std::vector<std::string>{"ok"});
-      CHECK(m.rows[1].second == std::vector<std::string>{strict ? "2 failing" : "ok"});
-      CHECK(m.rows[2].second == std::vector<std::string>{strict ? "4 failing" : "1 failing"});
+      REQUIRE(m.rows.size() == 1);
+      CHECK(m.rows[0].second ==
+            std::vector<std::string>{"ok", strict ? "2 failing" : "ok", strict ? "4 failing" : "1 failing"});
       CHECK(r.status == 1);
       if (strict)
-        CHECK_THAT(r.out, Contains("poisoned (in dead code)"));
+        CHECK_THAT(r.out, Contains("poisoned (dead code)"));
       else
         CHECK_THAT(r.out, !Contains("dead code"));
     }
@@ -588,7 +649,7 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
     INFO(c.object << "\n" << r.out << r.err);
     CHECK(r.status == 0);
     CHECK(r.err.empty());
-    CHECK(r.out == c.object + " on " + moved + "\n  " + c.note + "\n\n");
+    CHECK(r.out == file_name(c.object) + " on " + file_name(moved) + "\n  " + c.note + "\n\n1 object x 1 kernel: 0 fail\n");
 
     const json doc = check_json({c.object, "--btf", moved});
     REQUIRE(doc["objects"].size() == 1);
@@ -604,10 +665,13 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   const Matrix matrix = parse_matrix(r.out);
-  CHECK(matrix.objects == std::vector<std::string>{pahole_elf(), no_core, guarded_object()});
-  REQUIRE(matrix.rows.size() == 2);
-  for (const auto& row : matrix.rows) CHECK(row.second == std::vector<std::string>{"-", "-", "ok"});
+  CHECK(matrix.kernels == std::vector<std::string>{"core_target_moved.o", "core_target_moved.clang.o"});
+  REQUIRE(matrix.rows.size() == 3);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> rows = {
+      {"pahole_types.o", {"-", "-"}}, {"no_core.bpf.o", {"-", "-"}}, {"core_guarded.bpf.o", {"ok", "ok"}}};
+  CHECK(matrix.rows == rows);
   CHECK(matrix.failing.empty());
+  CHECK(matrix.verdict == "3 objects x 2 kernels: 0 fail");
 }
 
 TEST_CASE("bad objects and targets: one line naming the file, exit 2, nothing on stdout", "[check-cli]") {
@@ -759,7 +823,7 @@ TEST_CASE("btfhub archives: each raw BTF member is a target, as if extracted", "
   const json doc = check_json({obj, "--btf", dir.file("hub")});
   // Sorted paths: fedora before ubuntu; members named after their archive.
   const std::vector<std::string> expected_targets = {a2 + ":6.2.9-missing.btf", a1 + ":5.15.0-moved.btf"};
-  CHECK(doc.value("targets", json::array()) == json(expected_targets));
+  CHECK(kernel_files(doc) == expected_targets);
   REQUIRE(doc["objects"].size() == 1);
   // Each member gives what the same BTF gives as a file.
   const std::vector<std::string> files = {dir.file("missing.btf"), dir.file("moved.btf")};
@@ -768,15 +832,14 @@ TEST_CASE("btfhub archives: each raw BTF member is a target, as if extracted", "
     const json& alone = single(obj, files[t], false);
     REQUIRE(alone["relocations"].size() == relocations.size());
     for (std::size_t i = 0; i < relocations.size(); ++i) {
-      json got = relocations[i]["results"][t];
-      got.erase("target");
+      const json got = without_nulls(relocations[i]["results"][t]);
       INFO(expected_targets[t] << " relocation " << i);
       CHECK(got == result_part(alone["relocations"][i]));
     }
   }
   // The archive named directly works too.
   const json direct = check_json({obj, "--btf", a1});
-  CHECK(direct.value("target", "") == a1 + ":5.15.0-moved.btf");
+  CHECK(kernel_files(direct) == std::vector<std::string>{a1 + ":5.15.0-moved.btf"});
 
   // What cannot be used: one line, exit 2.
   const std::string corrupt = dir.file("corrupt.btf.tar.xz");
@@ -785,6 +848,198 @@ TEST_CASE("btfhub archives: each raw BTF member is a target, as if extracted", "
   const std::string empty = dir.file("empty.tar");
   write_archive(empty, {{"README", "no BTF here"}}, false);
   expect_rejected({"check", obj, "--btf", empty}, empty, "no raw BTF");
+}
+
+}  // namespace btfslim::test
+
+namespace btfslim::test {
+namespace {
+
+// btfslim with COLUMNS set, as on a terminal that wide.
+RunResult btfslim_columns(std::size_t columns, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"env", "COLUMNS=" + std::to_string(columns), btfslim_path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("--failures-only: only the objects that fail, only what fails them, and the whole verdict", "[check-cli]") {
+  std::vector<std::string> objects = corpus_objects();
+  objects.push_back(pahole_elf());
+  const std::vector<std::string> targets = core_corpus_targets();
+  SECTION("the matrix") {
+    std::vector<std::string> args{"check", "--failures-only"};
+    args.insert(args.end(), objects.begin(), objects.end());
+    for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
+    const RunResult r = btfslim(args);
+    INFO(command_line(args));
+    expect_matrix(r, objects, targets, false, true);
+    // Something fails and something does not: the option left rows out.
+    CHECK(parse_matrix(r.out).rows.size() < objects.size());
+    CHECK(!parse_matrix(r.out).rows.empty());
+  }
+  SECTION("one target: the failing objects, each with its failing rows only") {
+    const std::string errors = core_target("errors");
+    std::vector<std::string> args{"check", "--failures-only", "--btf", errors};
+    args.insert(args.end(), objects.begin(), objects.end());
+    const RunResult r = btfslim(args);
+    const RunResult all = btfslim({"check", "--btf", errors, guarded_object()});
+    INFO(r.out);
+    CHECK(r.status == 1);
+    std::size_t failing_objects = 0, failures = 0;
+    for (const std::string& o : objects) {
+      const std::size_t n = failing_count(single(o, errors, false));
+      failures += n;
+      CHECK((r.out.find(file_name(o) + " on " + file_name(errors) + "\n") != std::string::npos) == (n != 0));
+      failing_objects += n != 0;
+    }
+    REQUIRE(failures > 0);
+    // Every relocation row shown fails.
+    std::size_t rows = 0;
+    for (const std::string& line : lines_of(r.out)) {
+      const std::vector<std::string> w = words_of(line);
+      if (line.starts_with("  ") && w.size() >= 5 && std::isdigit(static_cast<unsigned char>(w[1][0]))) {
+        ++rows;
+        CHECK((holds_in_order(line, {"POISONED"}) || holds_in_order(line, {"AMBIGUOUS"}) || holds_in_order(line, {"ERROR"})));
+      }
+    }
+    CHECK(rows == failures);
+    CHECK_THAT(r.out, EndsWith("\n" + verdict_line(objects.size(), 1, failing_objects) + "\n"));
+    // Without the option the same object shows its passing rows too.
+    CHECK_THAT(all.out, Contains("poisoned (dead code)"));
+    CHECK_THAT(r.out, !Contains("poisoned (dead code)"));
+  }
+  SECTION("JSON: the failing objects, every kernel") {
+    std::vector<std::string> args = objects;
+    for (const auto& t : targets) args.insert(args.end(), {"--btf", t});
+    const json all = check_json(args);
+    args.push_back("--failures-only");
+    const json failing = check_json(args);
+    CHECK(failing["kernels"] == all["kernels"]);
+    CHECK(failing["failure_count"] == all["failure_count"]);
+    json expected = json::array();
+    for (const json& o : all["objects"])
+      if (o["failure_count"].get<std::size_t>() > 0) expected.push_back(o);
+    CHECK(failing["objects"] == expected);
+  }
+}
+
+TEST_CASE("the matrix names files by their shortest unique suffix and fits COLUMNS", "[check-cli]") {
+  TempDir dir;
+  // The same kernel file name in two directories, and one long enough to need its own width.
+  for (const char* d : {"a/boot", "b/boot"}) std::filesystem::create_directories(dir.file(d));
+  write_file(dir.file("a/boot/vmlinux"), read_file(core_target("moved")));
+  write_file(dir.file("b/boot/vmlinux"), read_file(core_target("errors")));
+  const std::string long_name = dir.file("long-release-name-6.1.0-27-cloud.o");
+  write_file(long_name, read_file(core_target("missing")));
+  const std::vector<std::string> objects = corpus_objects();
+  std::vector<std::string> args{"check"};
+  args.insert(args.end(), objects.begin(), objects.end());
+  for (const std::string& k : {dir.file("a/boot/vmlinux"), dir.file("b/boot/vmlinux"), long_name})
+    args.insert(args.end(), {"--btf", k});
+
+  const RunResult piped = btfslim(args);
+  INFO(piped.out);
+  const Matrix m = parse_matrix(piped.out);
+  CHECK(m.kernels == std::vector<std::string>{"a/boot/vmlinux", "b/boot/vmlinux", file_name(long_name)});
+  REQUIRE(m.rows.size() == objects.size());
+  for (std::size_t o = 0; o < objects.size(); ++o) CHECK(m.rows[o].first == file_name(objects[o]));
+  // In a pipe nothing is cut or folded: one header.
+  CHECK(count_of(piped.out, "OBJECT ") == 1);
+
+  // 60 columns: the kernels fold into blocks, each line of the matrix within the width, each kernel once.
+  const RunResult narrow = btfslim_columns(60, args);
+  INFO(narrow.out);
+  CHECK(narrow.status == piped.status);
+  std::vector<std::string> kernels_shown;
+  std::size_t headers = 0;
+  for (const std::string& line : lines_of(narrow.out)) {
+    if (line.starts_with("OBJECT ")) {
+      ++headers;
+      const std::vector<std::string> w = words_of(line);
+      kernels_shown.insert(kernels_shown.end(), w.begin() + 1, w.end());
+    }
+    if (line.find(" on ") != std::string::npos && line.ends_with(":")) break;  // the list of failures
+    CHECK(line.size() <= 60);
+  }
+  CHECK(headers >= 2);
+  CHECK(kernels_shown == m.kernels);
+  // The list of failures and the verdict are the same however wide.
+  CHECK(narrow.out.substr(narrow.out.find("\n\n", narrow.out.rfind("OBJECT "))) ==
+        piped.out.substr(piped.out.find("\n\n")));
+}
+
+TEST_CASE("--format github: an annotation per failing object and kernel, escaped; --format junit", "[check-cli]") {
+  TempDir dir;
+  // An object whose path holds what workflow commands escape in a property: ',' and ':'.
+  const std::string odd = dir.file("odd,name:x.bpf.o");
+  write_file(odd, read_file(guarded_object()));
+  const std::vector<std::string> objects{odd, test_object("core_fields"), test_object("core_errors")};
+  const std::vector<std::string> targets{core_target("moved"), core_target("errors")};
+  std::vector<std::string> base{"check"};
+  base.insert(base.end(), objects.begin(), objects.end());
+  for (const auto& t : targets) base.insert(base.end(), {"--btf", t});
+
+  std::size_t failures = 0;
+  for (const std::string& o : objects)
+    for (const std::string& t : targets) failures += failing_count(single(o, t, false)) != 0;
+  REQUIRE(failures > 0);
+
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--format", "github"});
+  const RunResult r = btfslim(args);
+  INFO(r.out << r.err);
+  CHECK(r.status == 1);
+  const std::vector<std::string> lines = lines_of(r.out);
+  REQUIRE(!lines.empty());
+  CHECK(lines.back() == "btfslim check: " + verdict_line(objects.size(), targets.size(), failures));
+  std::size_t annotations = 0;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    REQUIRE_THAT(line, StartsWith("::error file="));
+    ++annotations;
+    const std::size_t props = std::string("::error ").size(), end = line.find("::", props);
+    REQUIRE(end != std::string::npos);
+    const std::string properties = line.substr(props, end - props), message = line.substr(end + 2);
+    // Properties are separated by ','; one inside a value would be escaped.
+    CHECK(count_of(properties, ",") == 1);
+    CHECK_THAT(properties, StartsWith("file="));
+    const std::string file = properties.substr(5, properties.find(',') - 5);
+    bool known = false;
+    for (const std::string& o : objects) {
+      std::string escaped;
+      for (const char c : o) escaped += c == ',' ? "%2C" : c == ':' ? "%3A" : std::string(1, c);
+      known = known || escaped == file;
+    }
+    INFO(file);
+    CHECK(known);
+    // The message: "OBJ on KERNEL: N failing", then one failure per line, line breaks as %0A.
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK_THAT(message, Contains(" failing%0A"));
+  }
+  CHECK(annotations == failures);
+  CHECK_THAT(r.out, Contains("file=" + dir.path() + "/odd%2Cname%3Ax.bpf.o,"));
+
+  args = base;
+  args.insert(args.end(), {"--format", "junit"});
+  const RunResult x = btfslim(args);
+  INFO(x.out);
+  CHECK(x.status == 1);
+  CHECK_THAT(x.out, StartsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"btfslim check\" tests=\"" +
+                                   std::to_string(objects.size() * targets.size()) + "\" failures=\"" +
+                                   std::to_string(failures) + "\""));
+  CHECK(count_of(x.out, "<testsuite ") == targets.size());
+  CHECK(count_of(x.out, "<testcase ") == objects.size() * targets.size());
+  CHECK(count_of(x.out, "<failure ") == failures);
+  args.push_back("--failures-only");
+  CHECK(count_of(btfslim(args).out, "<testcase ") == failures);
 }
 
 }  // namespace btfslim::test

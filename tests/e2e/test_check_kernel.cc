@@ -16,6 +16,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "check_json.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -47,10 +49,10 @@ CheckVerdict check_verdict(const std::string& object, const std::string& target,
   CheckVerdict v;
   v.status = r.status;
   for (const std::string& p : programs) v.fails[p] = "";
-  for (const json& rel : doc["objects"][0]["relocations"]) {
+  for (const json& rel : relocations_on_kernel(doc["objects"][0])) {
     const std::string status = rel.value("status", "");
     const std::string what = rel.value("program", "") + " insn #" + std::to_string(rel.value("insn_idx", 0)) + " " +
-                              rel.value("kind", "") + " " + rel.value("accessor", "") + ": " + status;
+                              rel.value("relocation_kind", "") + " " + rel.value("accessor", "") + ": " + status;
     if (status == "poisoned") {
       for (const json& p : rel.value("programs", json::array()))
         if (v.fails[p.get<std::string>()].empty()) v.fails[p.get<std::string>()] = what;

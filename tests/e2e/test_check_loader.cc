@@ -12,11 +12,14 @@
 // the build had no running kernel BTF to compile the programs against, the tests skip visibly.
 #include "libbpf_oracle.h"
 #include "process.h"
+#include "text.h"
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include "check_json.h"
 
 #include <algorithm>
 #include <cstdarg>
@@ -31,6 +34,7 @@ namespace btfslim::test {
 namespace {
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 using nlohmann::json;
 
 // What libbpf's load gave, and whether BTF decided a failure.
@@ -104,7 +108,7 @@ Ours check(const std::string& object, const std::vector<std::string>& args = {})
   REQUIRE((ours.run.status == 0 || ours.run.status == 1));
   const json doc = json::parse(ours.run.out);
   REQUIRE(doc["objects"].size() == 1);
-  ours.object = doc["objects"][0];
+  ours.object = object_on_kernel(doc["objects"][0]);
   CHECK(doc["failed"].get<bool>() == (ours.run.status == 1));
   return ours;
 }
@@ -114,7 +118,7 @@ Ours check(const std::string& object, const std::vector<std::string>& args = {})
 std::vector<json> rows_for(const Ours& ours, const std::string& program) {
   std::vector<json> rows;
   for (const json& r : ours.object["kernel_references"])
-    if (program.empty() || r["kind"] != "attach" || r.value("program", "") == program) rows.push_back(r);
+    if (program.empty() || r["reference_kind"] != "attach" || r.value("program", "") == program) rows.push_back(r);
   return rows;
 }
 
@@ -171,7 +175,7 @@ Load agree(const std::string& object, const std::string& program, const Ours& ou
 std::string status_of(const Ours& ours, const std::string& kind, const std::string& name,
                       const std::string& program = "") {
   for (const json& r : ours.object["kernel_references"])
-    if (r["kind"] == kind && r["name"] == name && (program.empty() || r.value("program", "") == program))
+    if (r["reference_kind"] == kind && r["name"] == name && (program.empty() || r.value("program", "") == program))
       return r["status"];
   return "(no row)";
 }
@@ -237,7 +241,7 @@ TEST_CASE("check's details: the kernel's types, weak and typeless externs, struc
     const Ours ours = check(test_object("loader_kfunc_weak"));
     CHECK(status_of(ours, "ksym", "btfslim_absent_weak_var") == "absent");
     for (const json& r : ours.object["kernel_references"])
-      if (r["kind"] != "attach") CHECK(r["weak"].get<bool>());
+      if (r["reference_kind"] != "attach") CHECK(r["weak"].get<bool>());
     CHECK(ours.run.status == 0);
   }
   SECTION("a struct_ops member the kernel lacks is named, and so is the map") {
@@ -345,14 +349,22 @@ TEST_CASE("kernel references in the table, the matrix and the summary lines", "[
     CHECK_THAT(r.out, Contains("kfunc       bpf_btfslim_absent_kfunc"));
     CHECK_THAT(r.out, Contains("MISSING"));
     CHECK_THAT(r.out, Contains("no FUNC 'bpf_btfslim_absent_kfunc' in the kernel's BTF"));
-    CHECK_THAT(r.out, Contains(object + ": 2 kernel references: 1 ok, 1 missing (1 failing)"));
+    CHECK_THAT(r.out, Contains(file_name(object) + ": 2 kernel references: 1 ok, 1 missing (1 failing)"));
+    CHECK_THAT(r.out, EndsWith("\n1 object x 1 kernel: 1 fail\n"));
   }
   SECTION("several targets: the cell counts it, and the list says what fails where") {
     const std::string vmlinux = running_vmlinux();
     const RunResult r = btfslim({"check", object, test_object("loader_kfuncs"), "--btf", vmlinux, "--btf", vmlinux});
     CHECK(r.status == 1);
     CHECK_THAT(r.out, Contains("1 failing"));
-    CHECK_THAT(r.out, Contains("- kfunc bpf_btfslim_absent_kfunc: missing: no FUNC"));
+    // The failure's row: owner, kind, verdict, then the name last; the reason below it.
+    bool row = false;
+    for (const std::string& line : lines_of(r.out))
+      row = row || words_of(line) == std::vector<std::string>{"-", "kfunc", "MISSING", "bpf_btfslim_absent_kfunc"};
+    INFO(r.out);
+    CHECK(row);
+    CHECK_THAT(r.out, Contains("no FUNC 'bpf_btfslim_absent_kfunc'"));
+    CHECK_THAT(r.out, EndsWith("\n2 objects x 2 kernels: 2 fail\n"));
   }
   SECTION("several targets in JSON: one result per target") {
     const std::string vmlinux = running_vmlinux();
@@ -411,7 +423,7 @@ TEST_CASE("kfuncs and attach targets a module has are found in its BTF, as libbp
   const Ours ours = check(object, {"--base", vmlinux, "--btf", path});
   CHECK(status_of(ours, "kfunc", "bpf_btfslim_absent_kfunc") == "ok");
   for (const json& r : ours.object["kernel_references"])
-    if (r["kind"] == "kfunc") CHECK_THAT(r.value("resolved", ""), Contains("FUNC bpf_btfslim_absent_kfunc in " + path));
+    if (r["reference_kind"] == "kfunc") CHECK_THAT(r.value("resolved", ""), Contains("FUNC bpf_btfslim_absent_kfunc in " + path));
   CHECK(ours.run.status == 0);
 
   if (!std::filesystem::exists(test_object("loader_attach_late"))) return;

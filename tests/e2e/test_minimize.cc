@@ -20,6 +20,8 @@
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include "check_json.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -290,8 +292,8 @@ std::map<std::tuple<std::string, std::string, int>, json> check_records(const st
   const json doc = json::parse(r.out);
   std::map<std::tuple<std::string, std::string, int>, json> records;
   for (const json& o : doc.at("objects"))
-    for (const json& rec : o.value("relocations", json::array()))
-      records[{rec.value("object", ""), rec.value("section", ""), rec.value("relo_idx", -1)}] = rec;
+    for (const json& rec : relocations_on_kernel(o))
+      records[{o.value("file", ""), rec.value("section", ""), rec.value("relo_idx", -1)}] = rec;
   return records;
 }
 
@@ -306,7 +308,7 @@ std::size_t compare_check(const std::string& source, const std::string& out, con
   std::size_t compared = 0;
   for (const auto& [key, a] : before) {
     const std::string where = label + ": " + file_name(std::get<0>(key)) + " [" + std::get<1>(key) + "] relo #" +
-                              std::to_string(std::get<2>(key)) + " " + a.value("kind", "") + " " +
+                              std::to_string(std::get<2>(key)) + " " + a.value("relocation_kind", "") + " " +
                               a.value("accessor", "");
     const auto it = after.find(key);
     if (it == after.end()) {
@@ -316,12 +318,12 @@ std::size_t compare_check(const std::string& source, const std::string& out, con
     const json& b = it->second;
     ++compared;
     std::string va = a.contains("value") ? a["value"].dump() : "-", vb = b.contains("value") ? b["value"].dump() : "-";
-    if (a.value("kind", "") == "target_type_id" && a.value("status", "") == "ok" && b.value("status", "") == "ok") {
+    if (a.value("relocation_kind", "") == "target_type_id" && a.value("status", "") == "ok" && b.value("status", "") == "ok") {
       va = kind_and_name(src_btf.get(), a.value("value", std::uint64_t{0}));
       vb = kind_and_name(out_btf.get(), b.value("value", std::uint64_t{0}));
     }
-    const std::string sa = a.value("status", "") + " " + va + " size " + a.value("target_size", json()).dump();
-    const std::string sb = b.value("status", "") + " " + vb + " size " + b.value("target_size", json()).dump();
+    const std::string sa = a.value("status", "") + " " + va + " size " + a.value("target_size_bytes", json()).dump();
+    const std::string sb = b.value("status", "") + " " + vb + " size " + b.value("target_size_bytes", json()).dump();
     if (sa != sb) differences.push_back(where + ":\n      source: " + sa + "\n      output: " + sb);
   }
   return compared;

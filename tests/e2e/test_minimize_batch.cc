@@ -17,6 +17,8 @@
 #include <libelf.h>
 #include <nlohmann/json.hpp>
 
+#include "check_json.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -193,12 +195,12 @@ std::map<std::string, std::string> relocations_on(const std::string& btf) {
   std::map<std::string, std::string> out;
   const json doc = json::parse(r.out);
   for (const json& o : doc.at("objects"))
-    for (const json& rec : o.value("relocations", json::array())) {
+    for (const json& rec : relocations_on_kernel(o)) {
       std::string value = rec.contains("value") ? rec["value"].dump() : "-";
-      if (rec.value("kind", "") == "target_type_id" && rec.value("status", "") == "ok")
+      if (rec.value("relocation_kind", "") == "target_type_id" && rec.value("status", "") == "ok")
         value = kind_and_name(b.get(), rec.value("value", std::uint64_t{0}));
-      out[rec.value("object", "") + " " + rec.value("section", "") + " #" + std::to_string(rec.value("relo_idx", -1))] =
-          rec.value("status", "") + " " + value + " size " + rec.value("target_size", json()).dump();
+      out[o.value("file", "") + " " + rec.value("section", "") + " #" + std::to_string(rec.value("relo_idx", -1))] =
+          rec.value("status", "") + " " + value + " size " + rec.value("target_size_bytes", json()).dump();
     }
   return out;
 }
@@ -313,7 +315,7 @@ std::size_t failing_on(const std::string& btf, const std::vector<std::string>& o
   std::size_t n = 0;
   const json doc = json::parse(r.out);
   for (const json& o : doc.at("objects"))
-    for (const json& rec : o.value("relocations", json::array())) n += rec.value("fails", false) ? 1 : 0;
+    for (const json& rec : relocations_on_kernel(o)) n += rec.value("fails", false) ? 1 : 0;
   CHECK((n > 0) == (r.status == 1));
   return n;
 }

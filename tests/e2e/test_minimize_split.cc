@@ -13,6 +13,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "check_json.h"
+
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -61,9 +63,9 @@ std::vector<std::string> outcomes(const std::vector<std::string>& target, const 
   std::vector<std::string> out;
   const json report = json::parse(r.out);
   for (const json& obj : report.at("objects"))
-    for (const json& rel : obj.at("relocations")) {
-      const std::string kind = rel.at("kind");
-      out.push_back(rel.at("object").get<std::string>() + " #" + std::to_string(rel.at("relo_idx").get<int>()) + " " +
+    for (const json& rel : relocations_on_kernel(obj)) {
+      const std::string kind = rel.at("relocation_kind");
+      out.push_back(obj.at("file").get<std::string>() + " #" + std::to_string(rel.at("relo_idx").get<int>()) + " " +
                     kind + " " + rel.at("accessor").get<std::string>() + ": " + rel.at("status").get<std::string>() +
                     (kind == "target_type_id" ? "" : " " + rel.value("value", json()).dump()) + " local " +
                     rel.value("local_value", json()).dump());
