@@ -649,6 +649,37 @@ TEST_CASE("diff's CSV is RFC 4180 in every view: a header, the same number of fi
   }
 }
 
+TEST_CASE("diff's table fits COLUMNS, a pipe gets it whole; names from the inputs are escaped", "[diff]") {
+  TempDir dir;
+  const std::string before = layout_btf(dir, "before.btf", false), after = layout_btf(dir, "after.btf", true);
+  const RunResult whole = btfslim({"diff", before, after});
+  REQUIRE(whole.status == 0);
+  const RunResult narrow = run({"env", "COLUMNS=40", btfslim_path(), "diff", before, after});
+  REQUIRE(narrow.status == 0);
+  std::istringstream in(narrow.out);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) CHECK(line.size() <= 40);
+  CHECK(lines == 5);
+  CHECK_THAT(narrow.out, Contains("struct s: size 24 -> 32; 1 member add...\n"));
+  CHECK_THAT(whole.out, Contains("1 resized\n"));
+
+  // A member whose name holds a line break and an escape: one line, escaped.
+  const std::string odd_a = write_btf(dir, "odd_a.btf", [](struct btf* b) {
+    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    ok(btf__add_struct(b, "o\x1b[31m", 8));
+    ok(btf__add_field(b, "x\ny", i, 0, 0));
+  });
+  const std::string odd_b = write_btf(dir, "odd_b.btf", [](struct btf* b) {
+    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    ok(btf__add_struct(b, "o\x1b[31m", 8));
+    ok(btf__add_field(b, "x\ny", i, 32, 0));
+  });
+  const RunResult odd = btfslim({"diff", "-v", odd_a, odd_b});
+  REQUIRE(odd.status == 0);
+  CHECK(odd.out.find('\x1b') == std::string::npos);
+  CHECK(std::count(odd.out.begin(), odd.out.end(), '\n') == 3);
+}
+
 TEST_CASE("diff of two kernels shows task_struct's layout change, whole and minimized", "[diff]") {
   std::string why;
   const auto other = other_kernel(why);
