@@ -22,7 +22,7 @@ _btfslim_options() {
         check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --help -h" ;;
         minimize) echo "--btf --base -B --split-base --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --kernel --btf-out --modules --family --attach-target --help -h" ;;
-        diff) echo "--base -B --format -f --by-kind -c --verbose -v --help -h" ;;
+        diff) echo "--base -B --by --format -f --top -n --verbose -v --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         budget) echo "--config -c --format -f --help -h" ;;
         help) echo "--help -h" ;;
@@ -83,6 +83,8 @@ _btfslim_value() {
         measure:--format | measure:-f) _btfslim_words "table csv json" ;;
         check:--format | check:-f) _btfslim_words "table json github junit" ;;
         diff:--format | diff:-f) _btfslim_words "table csv json" ;;
+        diff:--by) _btfslim_words "type member kind" ;;
+        diff:--top | diff:-n) ;;
         dedup:--format | dedup:-f) _btfslim_words "table json" ;;
         budget:--format | budget:-f) _btfslim_words "table json junit github" ;;
         budget:--config | budget:-c) compopt -o filenames 2>/dev/null

@@ -34,7 +34,7 @@ complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a dump -d 'p
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a measure -d 'where the bytes of a BTF go'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a check -d 'resolve CO-RE relocations against kernels'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a minimize -d 'a BTF with only what BPF objects relocate against'
-complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a diff -d 'compare two BTFs type by type'
+complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a diff -d 'compare two BTFs: layouts, or footprint per kind'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a dedup -d 'deduplicate BTF and report what was removed'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a budget -d 'check a BTF against the limits of a budget file'
 complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help, or a command\'s'
@@ -100,8 +100,9 @@ complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l attach-target -
 # diff: two BTFs, old and new.
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -F -a '(__btfslim_kernel_btf)'
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s f -l format -x -a 'table csv json' -d 'output format'
-complete -c btfslim -n '__fish_seen_subcommand_from diff' -s c -l by-kind -d 'one block per kind'
-complete -c btfslim -n '__fish_seen_subcommand_from diff' -s v -l verbose -d 'what changed inside each changed type'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -l by -x -a 'type member kind' -d 'what a row is'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -s n -l top -x -d 'table rows before [N others]'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -s v -l verbose -d 'each member change under its type'
 
 # dedup: BTF inputs, merged and deduplicated.
 complete -c btfslim -n '__fish_seen_subcommand_from dedup' -F -a '(__btfslim_kernel_btf)'

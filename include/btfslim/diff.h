@@ -36,23 +36,69 @@ struct DiffRow {
   std::optional<std::uint64_t> old_size;  // none: absent from the old BTF
   std::optional<std::uint64_t> new_size;  // none: absent from the new BTF
   std::int64_t delta = 0;
-  std::vector<std::string> changes;  // with details: what changed inside (members, enumerators, size)
+};
+
+// What changed in one member, enumerator or parameter of a type present on both sides (or in the type
+// itself: a typedef's, variable's or prototype's return type). A field that does not apply is empty.
+enum class Change : std::uint8_t {
+  Added,        // a member, enumerator or parameter only the new side has
+  Removed,      // ... only the old side has
+  Moved,        // a member at another bit offset
+  Retyped,      // a member, parameter, typedef/var target or return type of another type
+  Resized,      // a bitfield of another width (or a member that became or stopped being a bitfield)
+  Revalued,     // an enumerator with another value
+};
+std::string_view change_name(Change c);  // "added", "removed", "moved", "retyped", "resized", "revalued"
+
+struct MemberChange {
+  Change change = Change::Added;
+  std::string member;  // the member, enumerator or parameter ("#N" for an unnamed parameter), escaped;
+                       // "" for the type itself (typedef target, var type, return type)
+  std::string old_type, new_type;  // C type names, escaped ("u32", "struct foo *")
+  std::optional<std::uint64_t> old_bit_offset, new_bit_offset;
+  std::optional<std::uint32_t> old_bits, new_bits;  // bitfield width; 0: not a bitfield
+  // Enumerator values as their bits; `value_signed` when the enum is signed (then they are int64_t).
+  std::optional<std::uint64_t> old_value, new_value;
+  bool value_signed = false;
+};
+
+enum class LayoutStatus : std::uint8_t { Changed, Added, Removed };
+
+// One type whose layout differs: matched by kind and name (an ENUM that became an ENUM64 is the same
+// type), anonymous structs and unions by the member that holds them.
+struct LayoutChange {
+  std::string name;  // the key spelt out: "struct task_struct", "struct sk_buff::(anon union)#2"
+  LayoutStatus status = LayoutStatus::Changed;
+  std::optional<Kind> old_kind, new_kind;
+  TypeId old_id = 0, new_id = 0;                         // 0 where absent
+  std::optional<std::uint64_t> old_size, new_size;       // declared size, for kinds that have one
+  std::string old_encoding, new_encoding;                // an INT's, where it changed: "signed", "char", ...
+  std::vector<MemberChange> changes;                     // in the new side's member order, removed first
+  std::string summary;                                   // "size 9,728 -> 3,264; 192 members moved, 3 added"
 };
 
 struct BtfDiff {
   std::vector<DiffRow> rows;  // rows whose size changed, by delta descending, then name ascending
   std::uint64_t old_total = 0;
   std::uint64_t new_total = 0;
+  std::uint64_t old_types = 0, new_types = 0;
   // Kinds present in either BTF: the blocks of a per-kind report.
   std::vector<Kind> kinds;
   // Per kind (index = kind), the sizes of all its types on each side, for the per-kind totals.
   std::vector<std::uint64_t> old_by_kind, new_by_kind;
   // The same for [header] and [strings].
   std::uint64_t old_other = 0, new_other = 0;
+  // Layout: changed types first (by name), then added, then removed (each by name).
+  std::vector<LayoutChange> layout;
+  std::uint64_t layout_compared = 0;  // types with a layout present on both sides
 };
 
-// `details`: fill DiffRow::changes for types present on both sides.
-BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, bool details);
+// What to work out beyond the totals: a view needs one of them, JSON both.
+struct DiffParts {
+  bool footprint = true;  // BtfDiff::rows
+  bool layout = true;     // BtfDiff::layout
+};
+BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, const DiffParts& parts = {});
 
 }  // namespace btfslim
 
@@ -61,14 +107,19 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, bool details);
 
 namespace btfslim {
 
+enum class DiffView : std::uint8_t { Type, Kind, Member };
+
 struct DiffPrintOptions {
   Format format = Format::Table;
-  bool by_kind = false;  // -c: one block per kind, then one for [header] and [strings]
-  bool details = false;  // -v: the changes inside each type under its row
-  std::string old_name, new_name;  // for JSON
+  DiffView view = DiffView::Type;
+  bool details = false;     // -v: with --by type, each type's member changes under its line
+  std::size_t top = 0;      // table rows before [N others]; 0: all
+  std::size_t columns = 0;  // the width a table line is cut to; 0: none
+  std::string old_name, new_name;  // the inputs, for the table's heading and JSON's `file`
 };
 
-// bloat-o-meter's layout for the table; CSV `kind,name,old,new,delta`; JSON with the summary.
+// --by type: one line per type whose layout changed; --by member: one per member change; --by kind:
+// bloat-o-meter's table of footprints, one block per kind. CSV for each view; JSON one document with all.
 void print_diff(const BtfDiff& diff, const DiffPrintOptions& options, OutputBuffer& out);
 
 }  // namespace btfslim

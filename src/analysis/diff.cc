@@ -19,13 +19,15 @@
 #include "btfslim/escape.h"
 #include "btfslim/footprint.h"
 #include "btfslim/memory.h"
+#include "btfslim/output.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <map>
+#include <iterator>
+#include <unordered_map>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -141,6 +143,17 @@ class KeyTable {
           return at;
         }
       }
+    }
+  }
+  // The node equal to `n` (which has no parameters), or kNone.
+  std::uint32_t find(const KeyNode& n) const {
+    const std::uint64_t h = hash(n);
+    const std::uint64_t tag = h >> 32 << 32;
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const std::uint64_t slot = slots_[i];
+      if (slot == 0) return kNone;
+      if ((slot >> 32 << 32) == tag && equal(nodes_[static_cast<std::uint32_t>(slot) - 1], n))
+        return static_cast<std::uint32_t>(slot) - 1;
     }
   }
   ParamArena& params() { return params_; }
@@ -537,7 +550,9 @@ std::string_view kind_word(Kind k) {
 
 class Speller {
  public:
-  explicit Speller(const KeyTable& table) : table_(table) {}
+  // `c_names`: as C names a member's type (`u32`, `struct foo *`, `enum e`), not as a key
+  // (`typedef u32`, `enum64 e`).
+  explicit Speller(const KeyTable& table, bool c_names = false) : table_(table), c_names_(c_names) {}
   std::string operator()(std::uint32_t node) {
     std::string out;
     spell(node, out, 0);
@@ -584,7 +599,14 @@ class Speller {
         out += "void";
         return;
       case Role::Named:
-        if (n.kind != Kind::Int && n.kind != Kind::Float) {
+        if (c_names_) {
+          if (n.kind == Kind::Fwd)
+            out += n.extra ? "union " : "struct ";
+          else if (n.kind == Kind::Struct || n.kind == Kind::Union || n.kind == Kind::Enum)
+            (out += kind_word(n.kind)) += ' ';
+          else if (n.kind == Kind::Enum64)
+            out += "enum ";
+        } else if (n.kind != Kind::Int && n.kind != Kind::Float) {
           out += kind_word(n.kind);
           out += ' ';
           if (n.kind == Kind::Fwd) out += n.extra ? "union " : "struct ";
@@ -668,174 +690,304 @@ class Speller {
   }
 
   const KeyTable& table_;
+  bool c_names_;
 };
 
-// The size of a type in bytes, through typedefs and qualifiers (0 for void, functions and the unknown).
-std::uint64_t type_bytes(const Btf& btf, TypeId id, std::uint32_t pointer_size) {
-  std::uint64_t scale = 1;
-  for (int steps = 0; id != 0 && steps < kMaxDepth; ++steps) {
-    const TypeView t = btf.type(id);
-    switch (t.kind()) {
-      case Kind::Int:
-      case Kind::Struct:
-      case Kind::Union:
-      case Kind::Enum:
-      case Kind::Enum64:
-      case Kind::Float:
-      case Kind::Datasec:
-        return scale * t.size();
-      case Kind::Ptr:
-        return scale * pointer_size;
-      case Kind::Array:
-        scale *= t.array().nelems;
-        if (scale > (std::uint64_t{1} << 40)) return 0;
-        id = t.array().type;
-        break;
-      case Kind::Typedef:
-      case Kind::Const:
-      case Kind::Volatile:
-      case Kind::Restrict:
-      case Kind::TypeTag:
-        id = t.ref();
-        break;
-      default:
-        return 0;
-    }
-  }
-  return 0;
-}
-
-// Pointers are as wide as `long` (what libbpf assumes too); 8 when the BTF has no long.
-std::uint32_t pointer_size(const Btf& btf) {
-  for (TypeId id = 1; id < btf.end_id(); ++id) {
-    const TypeView t = btf.type(id);
-    if (t.kind() != Kind::Int || t.name_off() == 0) continue;
-    const std::string_view name = btf.str(t.name_off());
-    if (name == "long int" || name == "long unsigned int") return t.size();
-  }
-  return 8;
-}
-
-// "4 bytes at offset 16", "3 bits at bit 35".
-std::string placement(std::uint64_t bits, std::uint64_t bit_offset, bool bitfield) {
-  if (bitfield || bit_offset % 8 != 0) return fmt::format("{} bits at bit {}", bits, bit_offset);
-  return fmt::format("{} bytes at offset {}", bits / 8, bit_offset / 8);
-}
-
-struct MemberFacts {
-  std::string type;  // spelt key of the member's type
-  std::uint64_t bits = 0;
-  std::uint64_t bit_offset = 0;
-  bool bitfield = false;
-};
-
-// Members by name, unnamed ones as "(anon KIND)#N", in declaration order.
-std::vector<std::pair<std::string, MemberFacts>> members_of(const Btf& btf, TypeId id, const Side& side,
-                                                            std::uint32_t ptr, Speller& spell) {
-  std::vector<std::pair<std::string, MemberFacts>> out;
-  const TypeView t = btf.type(id);
-  for (unsigned i = 0; i < t.vlen(); ++i) {
-    const Member m = t.member(i);
-    std::string name;
-    if (m.name_off != 0)
-      name = escape(btf.str(m.name_off));
-    else
-      name = fmt::format("(anon {})#{}", m.type ? kind_word(btf.type(m.type).kind()) : "void", unnamed_ordinal(btf, t, i));
-    MemberFacts f;
-    f.type = spell(side.key(m.type));
-    f.bitfield = t.member_bitfield_size(m) != 0;
-    f.bits = f.bitfield ? t.member_bitfield_size(m) : 8 * type_bytes(btf, m.type, ptr);
-    f.bit_offset = t.member_bit_offset(m);
-    out.emplace_back(std::move(name), std::move(f));
-  }
-  return out;
-}
-
-// A type's side: its BTF, its keys, and the width of its pointers.
+// A type's side: its BTF and its keys.
 struct SideRef {
   const Btf& btf;
   const Side& keys;
-  std::uint32_t pointer_bytes;
 };
 
-std::vector<std::string> member_changes(const SideRef& a, TypeId ida, const SideRef& b, TypeId idb, Speller& spell) {
-  std::vector<std::string> out;
-  const auto old_members = members_of(a.btf, ida, a.keys, a.pointer_bytes, spell);
-  const auto new_members = members_of(b.btf, idb, b.keys, b.pointer_bytes, spell);
-  std::map<std::string_view, const MemberFacts*> before, after;
-  for (const auto& [name, f] : old_members) before.emplace(name, &f);
-  for (const auto& [name, f] : new_members) after.emplace(name, &f);
-  for (const auto& [name, f] : old_members)
-    if (!after.count(name)) out.push_back(fmt::format("- {} ({}, {})", name, f.type, placement(f.bits, f.bit_offset, f.bitfield)));
-  for (const auto& [name, f] : new_members) {
-    const auto was = before.find(name);
-    if (was == before.end()) {
-      out.push_back(fmt::format("+ {} ({}, {})", name, f.type, placement(f.bits, f.bit_offset, f.bitfield)));
-      continue;
-    }
-    const MemberFacts& o = *was->second;
-    if (o.bits != f.bits || o.type != f.type)
-      out.push_back(fmt::format("~ {}: {} -> {} ({} -> {} {})", name, o.type, f.type,
-                                o.bitfield ? o.bits : o.bits / 8, f.bitfield ? f.bits : f.bits / 8,
-                                f.bitfield || o.bitfield ? "bits" : "bytes"));
-    if (o.bit_offset != f.bit_offset) {
-      const bool in_bits = o.bit_offset % 8 || f.bit_offset % 8;
-      out.push_back(in_bits ? fmt::format("> {}: bit {} -> {}", name, o.bit_offset, f.bit_offset)
-                            : fmt::format("> {}: offset {} -> {}", name, o.bit_offset / 8, f.bit_offset / 8));
-    }
+bool has_layout(Kind k) {
+  switch (k) {
+    case Kind::Int:
+    case Kind::Struct:
+    case Kind::Union:
+    case Kind::Enum:
+    case Kind::Enum64:
+    case Kind::Fwd:
+    case Kind::Typedef:
+    case Kind::Func:
+    case Kind::Var:
+    case Kind::Float:
+    case Kind::Datasec:
+      return true;
+    default:
+      return false;
   }
-  return out;
+}
+bool is_enum(Kind k) { return k == Kind::Enum || k == Kind::Enum64; }
+bool has_size(Kind k) {
+  return is_composite(k) || is_enum(k) || k == Kind::Int || k == Kind::Float || k == Kind::Datasec;
 }
 
-std::vector<std::string> enumerator_changes(const Btf& a, TypeId ida, const Btf& b, TypeId idb) {
-  auto values = [](const Btf& btf, TypeId id) {
-    std::vector<std::pair<std::string_view, std::uint64_t>> out;
-    const TypeView t = btf.type(id);
+// Comparing the layouts of two types with the same key: what `diff --by type` and `--by member` show.
+// Members are matched by name (unnamed ones as "(anon union)#N", counted per kind), enumerators by name,
+// parameters by position; a member's type is compared by key, so that a renumbered type is no change,
+// and spelt as C spells it only when it differs.
+class LayoutComparer {
+ public:
+  LayoutComparer(const KeyTable& table, const SideRef& a, const SideRef& b) : c_(table, true), a_(a), b_(b) {}
+
+  // Fills `out.changes` and `out.summary`; false when the layouts are the same.
+  bool compare(TypeId ida, TypeId idb, LayoutChange& out) {
+    const TypeView ta = a_.btf.type(ida), tb = b_.btf.type(idb);
+    const Kind ka = ta.kind(), kb = tb.kind();
+    bool changed = ka != kb;
+    if (has_size(ka)) {
+      out.old_size = ta.size();
+      out.new_size = tb.size();
+      changed |= ta.size() != tb.size();
+    }
+    if (is_composite(ka))
+      members(ta, tb, out.changes);
+    else if (is_enum(ka))
+      enumerators(ta, tb, out.changes);
+    else if (ka == Kind::Typedef || ka == Kind::Var)
+      target(ta.ref(), tb.ref(), "", out.changes);
+    else if (ka == Kind::Func)
+      function(ta.ref(), tb.ref(), out.changes);
+    else if (ka == Kind::Int && (ta.int_encoding() != tb.int_encoding() || ta.int_bits() != tb.int_bits())) {
+      changed = true;
+      out.old_encoding = int_encoding(ta);
+      out.new_encoding = int_encoding(tb);
+    }
+    changed |= !out.changes.empty();
+    if (changed) out.summary = summary(ka, kb, out);
+    return changed;
+  }
+
+ private:
+  struct MemberFacts {
+    std::string name;
+    std::uint32_t node;
+    std::uint32_t bit_offset;
+    std::uint32_t bits;
+    TypeId type;
+  };
+
+  static std::vector<MemberFacts> member_list(const SideRef& s, const TypeView& t) {
+    std::vector<MemberFacts> out;
+    out.reserve(t.vlen());
     for (unsigned i = 0; i < t.vlen(); ++i) {
-      if (t.kind() == Kind::Enum)
-        out.emplace_back(btf.str(t.enum_value(i).name_off), t.enum_value(i).value);
+      const Member m = t.member(i);
+      std::string name;
+      if (m.name_off != 0)
+        name = escape(s.btf.str(m.name_off));
       else
-        out.emplace_back(btf.str(t.enum64_value(i).name_off), t.enum64_value(i).value);
+        name = fmt::format("(anon {})#{}", m.type ? kind_word(s.btf.type(m.type).kind()) : "void",
+                           unnamed_ordinal(s.btf, t, i));
+      out.push_back({std::move(name), s.keys.key(m.type), t.member_bit_offset(m), t.member_bitfield_size(m), m.type});
     }
     return out;
-  };
-  const auto old_values = values(a, ida);
-  const auto new_values = values(b, idb);
-  const std::map<std::string_view, std::uint64_t> before(old_values.begin(), old_values.end());
-  const std::map<std::string_view, std::uint64_t> after(new_values.begin(), new_values.end());
-  std::vector<std::string> out;
-  for (const auto& [name, v] : old_values)
-    if (!after.count(name)) out.push_back(fmt::format("- {}", esc(name)));
-  for (const auto& [name, v] : new_values) {
-    const auto was = before.find(name);
-    if (was == before.end())
-      out.push_back(fmt::format("+ {}", esc(name)));
-    else if (was->second != v)
-      out.push_back(fmt::format("~ {}: value {} -> {}", esc(name), was->second, v));
   }
-  return out;
-}
 
-std::vector<std::string> changes_inside(const SideRef& sa, TypeId ida, std::uint64_t share_a, const SideRef& sb,
-                                        TypeId idb, std::uint64_t share_b, Speller& spell) {
-  std::vector<std::string> out;
-  const Btf& a = sa.btf;
-  const Btf& b = sb.btf;
-  const TypeView ta = a.type(ida), tb = b.type(idb);
-  out.push_back(fmt::format("record {} -> {} bytes, strings {} -> {} bytes", ta.record_size(), tb.record_size(),
-                            share_a, share_b));
-  const Kind kind = ta.kind();
-  const bool sized = is_composite(kind) || kind == Kind::Enum || kind == Kind::Enum64 || kind == Kind::Int ||
-                     kind == Kind::Float || kind == Kind::Datasec;
-  if (sized && ta.size() != tb.size()) out.push_back(fmt::format("size {} -> {}", ta.size(), tb.size()));
-  std::vector<std::string> more;
-  if (is_composite(kind))
-    more = member_changes(sa, ida, sb, idb, spell);
-  else if (kind == Kind::Enum || kind == Kind::Enum64)
-    more = enumerator_changes(a, ida, b, idb);
-  out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  return out;
-}
+  void members(const TypeView& ta, const TypeView& tb, std::vector<MemberChange>& out) {
+    // Most members of most types are as they were: the same names in the same order, the same places.
+    if (ta.vlen() == tb.vlen()) {
+      bool same = true;
+      for (unsigned i = 0; i < ta.vlen() && same; ++i) {
+        const Member ma = ta.member(i), mb = tb.member(i);
+        same = ta.member_bit_offset(ma) == tb.member_bit_offset(mb) &&
+               ta.member_bitfield_size(ma) == tb.member_bitfield_size(mb) &&
+               a_.keys.key(ma.type) == b_.keys.key(mb.type) &&
+               (ma.name_off == 0) == (mb.name_off == 0) &&
+               (ma.name_off == 0 || a_.btf.str(ma.name_off) == b_.btf.str(mb.name_off));
+      }
+      if (same) return;
+    }
+    const auto before = member_list(a_, ta);
+    const auto after = member_list(b_, tb);
+    std::unordered_map<std::string_view, const MemberFacts*> old_by_name, new_by_name;
+    for (const MemberFacts& m : before) old_by_name.emplace(m.name, &m);
+    for (const MemberFacts& m : after) new_by_name.emplace(m.name, &m);
+    for (const MemberFacts& m : before) {
+      if (new_by_name.count(m.name)) continue;
+      MemberChange c;
+      c.change = Change::Removed;
+      c.member = m.name;
+      c.old_type = c_(m.node);
+      c.old_bit_offset = m.bit_offset;
+      c.old_bits = m.bits;
+      out.push_back(std::move(c));
+    }
+    for (const MemberFacts& m : after) {
+      const auto was = old_by_name.find(m.name);
+      MemberChange c;
+      c.member = m.name;
+      c.new_type = c_(m.node);
+      c.new_bit_offset = m.bit_offset;
+      c.new_bits = m.bits;
+      if (was == old_by_name.end()) {
+        c.change = Change::Added;
+        out.push_back(std::move(c));
+        continue;
+      }
+      const MemberFacts& o = *was->second;
+      c.old_type = o.node == m.node ? c.new_type : c_(o.node);
+      c.old_bit_offset = o.bit_offset;
+      c.old_bits = o.bits;
+      if (o.node != m.node) {
+        c.change = Change::Retyped;
+        out.push_back(c);
+      }
+      if (o.bits != m.bits) {
+        c.change = Change::Resized;
+        out.push_back(c);
+      }
+      if (o.bit_offset != m.bit_offset) {
+        c.change = Change::Moved;
+        out.push_back(std::move(c));
+      }
+    }
+  }
+
+  struct Enumerator {
+    std::string_view name;
+    std::uint64_t value;
+  };
+  static std::vector<Enumerator> enumerator_list(const SideRef& s, const TypeView& t) {
+    std::vector<Enumerator> out;
+    out.reserve(t.vlen());
+    for (unsigned i = 0; i < t.vlen(); ++i) {
+      if (t.kind() == Kind::Enum) {
+        const EnumValue v = t.enum_value(i);
+        // A signed enum's 32-bit value, sign-extended, so that ENUM and ENUM64 values compare.
+        const std::uint64_t value = t.kflag() ? static_cast<std::uint64_t>(std::int64_t{static_cast<std::int32_t>(v.value)})
+                                              : std::uint64_t{v.value};
+        out.push_back({s.btf.str(v.name_off), value});
+      } else {
+        const Enum64Value v = t.enum64_value(i);
+        out.push_back({s.btf.str(v.name_off), v.value});
+      }
+    }
+    return out;
+  }
+
+  void enumerators(const TypeView& ta, const TypeView& tb, std::vector<MemberChange>& out) {
+    const auto before = enumerator_list(a_, ta);
+    const auto after = enumerator_list(b_, tb);
+    if (before.size() == after.size()) {
+      bool same = true;
+      for (std::size_t i = 0; i < before.size() && same; ++i)
+        same = before[i].name == after[i].name && before[i].value == after[i].value;
+      if (same) return;
+    }
+    const bool is_signed = tb.kflag();
+    std::unordered_map<std::string_view, std::uint64_t> old_by_name, new_by_name;
+    for (const Enumerator& e : before) old_by_name.emplace(e.name, e.value);
+    for (const Enumerator& e : after) new_by_name.emplace(e.name, e.value);
+    for (const Enumerator& e : before) {
+      if (new_by_name.count(e.name)) continue;
+      MemberChange c;
+      c.change = Change::Removed;
+      c.member = escape(e.name);
+      c.old_value = e.value;
+      c.value_signed = is_signed;
+      out.push_back(std::move(c));
+    }
+    for (const Enumerator& e : after) {
+      const auto was = old_by_name.find(e.name);
+      if (was != old_by_name.end() && was->second == e.value) continue;
+      MemberChange c;
+      c.change = was == old_by_name.end() ? Change::Added : Change::Revalued;
+      c.member = escape(e.name);
+      if (was != old_by_name.end()) c.old_value = was->second;
+      c.new_value = e.value;
+      c.value_signed = is_signed;
+      out.push_back(std::move(c));
+    }
+  }
+
+  // A typedef's or variable's target, a return type (member ""), or a parameter's type.
+  void target(TypeId ida, TypeId idb, std::string member, std::vector<MemberChange>& out) {
+    const std::uint32_t na = a_.keys.key(ida), nb = b_.keys.key(idb);
+    if (na == nb) return;
+    MemberChange c;
+    c.change = Change::Retyped;
+    c.member = std::move(member);
+    c.old_type = c_(na);
+    c.new_type = c_(nb);
+    out.push_back(std::move(c));
+  }
+
+  // A function's prototype: its return type, then its parameters by position.
+  void function(TypeId proto_a, TypeId proto_b, std::vector<MemberChange>& out) {
+    if (a_.keys.key(proto_a) == b_.keys.key(proto_b)) return;
+    if (proto_a == 0 || proto_b == 0 || a_.btf.type(proto_a).kind() != Kind::FuncProto ||
+        b_.btf.type(proto_b).kind() != Kind::FuncProto) {
+      target(proto_a, proto_b, "", out);
+      return;
+    }
+    const TypeView pa = a_.btf.type(proto_a), pb = b_.btf.type(proto_b);
+    target(pa.ref(), pb.ref(), "", out);
+    auto param_name = [](const SideRef& s, const TypeView& t, unsigned i) {
+      const Param p = t.param(i);
+      if (p.type == 0) return std::string("...");
+      return p.name_off ? escape(s.btf.str(p.name_off)) : fmt::format("#{}", i + 1);
+    };
+    const unsigned common = std::min(pa.vlen(), pb.vlen());
+    for (unsigned i = 0; i < common; ++i) target(pa.param(i).type, pb.param(i).type, param_name(b_, pb, i), out);
+    for (unsigned i = common; i < pa.vlen(); ++i) {
+      MemberChange c;
+      c.change = Change::Removed;
+      c.member = param_name(a_, pa, i);
+      c.old_type = c_(a_.keys.key(pa.param(i).type));
+      out.push_back(std::move(c));
+    }
+    for (unsigned i = common; i < pb.vlen(); ++i) {
+      MemberChange c;
+      c.change = Change::Added;
+      c.member = param_name(b_, pb, i);
+      c.new_type = c_(b_.keys.key(pb.param(i).type));
+      out.push_back(std::move(c));
+    }
+  }
+
+  // "signed", "unsigned", "signed char", "bool"; with the width in bits where it is not the size's.
+  static std::string int_encoding(const TypeView& t) {
+    const std::uint32_t e = t.int_encoding();
+    std::string out = e & 4 ? "bool" : e & 2 ? (e & 1 ? "signed char" : "char") : e & 1 ? "signed" : "unsigned";
+    if (t.int_bits() != 8 * t.size()) out += fmt::format(":{}", t.int_bits());
+    return out;
+  }
+
+  static std::string summary(Kind ka, Kind kb, const LayoutChange& l) {
+    std::vector<std::string> parts;
+    if (ka != kb) parts.push_back(fmt::format("{} -> {}", kind_name(ka), kind_name(kb)));
+    if (l.old_size && l.new_size && *l.old_size != *l.new_size)
+      parts.push_back(fmt::format("size {} -> {}", with_commas(*l.old_size), with_commas(*l.new_size)));
+    const std::string_view noun = is_composite(ka) ? "member" : is_enum(ka) ? "enumerator" : "parameter";
+    std::size_t counts[6] = {};
+    for (const MemberChange& c : l.changes) {
+      if (c.member.empty()) {  // the type itself: a typedef's target, a return type
+        parts.push_back(fmt::format("{}{} -> {}", ka == Kind::Func ? "returns " : "", c.old_type, c.new_type));
+        continue;
+      }
+      ++counts[static_cast<unsigned>(c.change)];
+    }
+    std::string tally;  // "3 members added, 192 moved"
+    for (const Change c : {Change::Added, Change::Removed, Change::Moved, Change::Retyped, Change::Resized, Change::Revalued}) {
+      const std::size_t n = counts[static_cast<unsigned>(c)];
+      if (n == 0) continue;
+      tally += tally.empty() ? fmt::format("{} {}{} {}", with_commas(n), noun, n == 1 ? "" : "s", change_name(c))
+                             : fmt::format(", {} {}", with_commas(n), change_name(c));
+    }
+    if (!tally.empty()) parts.push_back(std::move(tally));
+    if (parts.empty()) parts.push_back(fmt::format("encoding {} -> {}", l.old_encoding, l.new_encoding));
+    std::string out;
+    for (const std::string& p : parts) {
+      if (!out.empty()) out += "; ";
+      out += p;
+    }
+    return out;
+  }
+
+  Speller c_;
+  const SideRef& a_;
+  const SideRef& b_;
+};
 
 // Phase 2: each own type's final key, in id order: a key already taken on this side gets an ordinal.
 ZeroedArray<std::uint32_t> final_keys(const Btf& btf, const Side& side, KeyTable& table, std::uint32_t base_nodes) {
@@ -858,12 +1010,11 @@ ZeroedArray<std::uint32_t> final_keys(const Btf& btf, const Side& side, KeyTable
   return out;
 }
 
-// One side's sizes by final node (0: absent; every type has a record of 12 bytes or more), and with
-// the details the type and string share behind each node.
+// One side's sizes by final node (0: absent; every type has a record of 12 bytes or more), and the
+// type behind each node.
 struct Sizes {
   ZeroedArray<std::uint32_t> by_node;
   ZeroedArray<TypeId> id_of;
-  ZeroedArray<std::uint32_t> share_of;
   std::vector<std::uint64_t> by_kind = std::vector<std::uint64_t>(kMaxKind + 1, 0);
   std::uint64_t header = 0;
   std::uint64_t strings = 0;
@@ -871,13 +1022,10 @@ struct Sizes {
 };
 
 Sizes side_sizes(const Btf& btf, const ZeroedArray<std::uint32_t>& keys, const StringAttribution& strings,
-                 std::uint32_t nodes, bool details) {
+                 std::uint32_t nodes) {
   Sizes s;
   s.by_node = ZeroedArray<std::uint32_t>(nodes);
-  if (details) {
-    s.id_of = ZeroedArray<TypeId>(nodes);
-    s.share_of = ZeroedArray<std::uint32_t>(nodes);
-  }
+  s.id_of = ZeroedArray<TypeId>(nodes);
   std::uint64_t named_strings = 0;
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
     const std::uint32_t node = id - btf.first_id();
@@ -887,10 +1035,7 @@ Sizes side_sizes(const Btf& btf, const ZeroedArray<std::uint32_t>& keys, const S
     const std::uint32_t size = t.record_size() + share;
     named_strings += share;
     s.by_node[keys[node]] = size;
-    if (details) {
-      s.id_of[keys[node]] = id;
-      s.share_of[keys[node]] = share;
-    }
+    s.id_of[keys[node]] = id;
     s.by_kind[static_cast<unsigned>(t.kind())] += size;
   }
   const Header& h = btf.header();
@@ -900,9 +1045,93 @@ Sizes side_sizes(const Btf& btf, const ZeroedArray<std::uint32_t>& keys, const S
   return s;
 }
 
+// The layouts that differ between the sides: types of a kind with a layout (not pointers, qualifiers,
+// arrays, prototypes or tags: their changes show in the types that use them), present on both sides
+// and compared, or on one side only. An ENUM on one side only and an ENUM64 of the same key on the
+// other are one type.
+std::vector<LayoutChange> layout_changes(const KeyTable& table, const SideRef& a, const Sizes& before,
+                                         const SideRef& b, const Sizes& after, std::uint64_t& compared) {
+  Speller spell(table);
+  LayoutComparer cmp(table, a, b);
+  std::vector<LayoutChange> changed, added, removed;
+  // Anonymous types used nowhere but in prototypes are keyed `(anon struct)`, `(anon struct)#2`, ... in
+  // id order: the same key on both sides says nothing about being the same type, so they are left out.
+  // So are the anonymous types keyed through one of them.
+  auto comparable = [&](std::uint32_t node) {
+    for (int depth = 0; node != kNone && depth < kMaxDepth; ++depth) {
+      const KeyNode& n = table[node];
+      if (n.role == Role::Unkeyed) return false;
+      if (n.role != Role::Member && n.role != Role::Dup) return true;
+      node = n.parent;
+    }
+    return true;
+  };
+  // The node of the other enum kind with the same key, when only the other side has it.
+  auto enum_partner = [&](std::uint32_t node, const Sizes& other) -> std::uint32_t {
+    KeyNode n = table[node];
+    if (!is_enum(n.kind) || (n.role != Role::Named && n.role != Role::EnumFirst)) return kNone;
+    n.kind = n.kind == Kind::Enum ? Kind::Enum64 : Kind::Enum;
+    const std::uint32_t p = table.find(n);
+    return p != kNone && p < other.id_of.size() && other.id_of[p] != 0 ? p : kNone;
+  };
+  for (std::uint32_t node = 0; node < table.size(); ++node) {
+    const TypeId ida = before.id_of[node], idb = after.id_of[node];
+    if ((ida == 0 && idb == 0) || !has_layout(table[node].kind) || !comparable(node)) continue;
+    LayoutChange l;
+    if (ida && idb) {
+      ++compared;
+      if (!cmp.compare(ida, idb, l)) continue;
+    } else if (ida) {
+      // An ENUM that became an ENUM64 (or back): compared once, from the old side.
+      if (const std::uint32_t p = enum_partner(node, after); p != kNone && before.id_of[p] == 0) {
+        ++compared;
+        l.name = spell(node);
+        l.old_kind = table[node].kind;
+        l.new_kind = table[p].kind;
+        l.old_id = ida;
+        l.new_id = after.id_of[p];
+        if (cmp.compare(ida, l.new_id, l)) changed.push_back(std::move(l));
+        continue;
+      }
+      l.status = LayoutStatus::Removed;
+    } else {
+      if (const std::uint32_t p = enum_partner(node, before); p != kNone && after.id_of[p] == 0) continue;
+      l.status = LayoutStatus::Added;
+    }
+    l.name = spell(node);
+    l.old_id = ida;
+    l.new_id = idb;
+    if (ida) l.old_kind = table[node].kind;
+    if (idb) l.new_kind = table[node].kind;
+    if (l.status != LayoutStatus::Changed && has_size(table[node].kind)) {
+      const TypeView t = (ida ? a.btf : b.btf).type(ida ? ida : idb);
+      (ida ? l.old_size : l.new_size) = t.size();
+    }
+    (l.status == LayoutStatus::Changed ? changed : l.status == LayoutStatus::Added ? added : removed).push_back(std::move(l));
+  }
+  auto by_name = [](const LayoutChange& x, const LayoutChange& y) { return x.name < y.name; };
+  std::sort(changed.begin(), changed.end(), by_name);
+  std::sort(added.begin(), added.end(), by_name);
+  std::sort(removed.begin(), removed.end(), by_name);
+  for (auto* more : {&added, &removed}) std::move(more->begin(), more->end(), std::back_inserter(changed));
+  return changed;
+}
+
 }  // namespace
 
-BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, bool details) {
+std::string_view change_name(Change c) {
+  switch (c) {
+    case Change::Added: return "added";
+    case Change::Removed: return "removed";
+    case Change::Moved: return "moved";
+    case Change::Retyped: return "retyped";
+    case Change::Resized: return "resized";
+    case Change::Revalued: return "revalued";
+  }
+  return "changed";
+}
+
+BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, const DiffParts& parts) {
   const bool same = &old_btf == &new_btf;
   // Mostly the same types on both sides: room for the larger side and an eighth more before the table grows.
   const std::size_t larger = std::max(old_btf.end_id(), new_btf.end_id());
@@ -926,9 +1155,9 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, bool details) {
   const ZeroedArray<std::uint32_t> new_keys = same ? ZeroedArray<std::uint32_t>() : final_keys(new_btf, new_side, table, base_nodes);
 
   const StringAttribution old_strings = attribute_strings(old_btf);
-  const Sizes before = side_sizes(old_btf, old_keys, old_strings, table.size(), details);
+  const Sizes before = side_sizes(old_btf, old_keys, old_strings, table.size());
   std::optional<Sizes> other_sizes;
-  if (!same) other_sizes.emplace(side_sizes(new_btf, new_keys, attribute_strings(new_btf), table.size(), details));
+  if (!same) other_sizes.emplace(side_sizes(new_btf, new_keys, attribute_strings(new_btf), table.size()));
   const Sizes& after = same ? before : *other_sizes;
 
   BtfDiff out;
@@ -941,13 +1170,10 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, bool details) {
   for (int k = 1; k <= kMaxKind; ++k)
     if (before.by_kind[k] || after.by_kind[k]) out.kinds.push_back(static_cast<Kind>(k));
 
+  out.old_types = old_btf.own_count();
+  out.new_types = new_btf.own_count();
   Speller spell(table);
-  std::optional<SideRef> old_ref, new_ref;
-  if (details) {
-    old_ref.emplace(SideRef{old_btf, old_side, pointer_size(old_btf)});
-    new_ref.emplace(SideRef{new_btf, new_side, same ? old_ref->pointer_bytes : pointer_size(new_btf)});
-  }
-  for (std::uint32_t node = 0; node < table.size(); ++node) {
+  for (std::uint32_t node = 0; parts.footprint && node < table.size(); ++node) {
     const std::uint32_t o = before.by_node[node], n = after.by_node[node];
     if (o == n) continue;
     DiffRow row;
@@ -956,11 +1182,9 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, bool details) {
     if (o) row.old_size = o;
     if (n) row.new_size = n;
     row.delta = std::int64_t{n} - std::int64_t{o};
-    if (details && o && n)
-      row.changes = changes_inside(*old_ref, before.id_of[node], before.share_of[node], *new_ref,
-                                   after.id_of[node], after.share_of[node], spell);
     out.rows.push_back(std::move(row));
   }
+  if (parts.layout) out.layout = layout_changes(table, {old_btf, old_side}, before, {new_btf, new_side}, after, out.layout_compared);
   auto other = [&](std::string name, std::uint64_t o, std::uint64_t n) {
     if (o == n) return;
     DiffRow row;

@@ -1,8 +1,10 @@
-// `btfslim diff OLD NEW`: what changed between two BTFs, type by type, in bloat-o-meter's format.
+// `btfslim diff OLD NEW`: what changed between two BTFs: the layout of each type (--by type, --by member),
+// or its BTF footprint per kind in bloat-o-meter's format (--by kind).
 #include "btfslim/cli.h"
 #include "btfslim/diff.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
+#include "btfslim/terminal.h"
 
 #include <sys/stat.h>
 
@@ -14,8 +16,10 @@ struct DiffArgs {
   std::string new_input;
   std::string base;
   std::string format = "table";
-  bool by_kind = false;
+  std::string by = "type";
+  bool by_kind = false;  // the hidden --by-kind, the old name of --by kind
   bool verbose = false;
+  std::size_t top = 0;
 };
 
 // The same file named twice (however spelt) is read once.
@@ -31,11 +35,17 @@ void run_diff(const DiffArgs& args) {
   const auto new_btf = same_file(resolve_input(args.old_input).path, resolve_input(args.new_input).path)
                            ? old_btf
                            : load_btf(args.new_input, load);
-  const BtfDiff diff = diff_btf(*old_btf, *new_btf, args.verbose);
   DiffPrintOptions o;
   o.format = args.format == "json" ? Format::Json : args.format == "csv" ? Format::Csv : Format::Table;
-  o.by_kind = args.by_kind;
+  o.view = args.by_kind || args.by == "kind" ? DiffView::Kind : args.by == "member" ? DiffView::Member : DiffView::Type;
+  // The footprint's rows for --by kind, the layouts for the other views; JSON has both.
+  DiffParts parts;
+  parts.footprint = o.format == Format::Json || o.view == DiffView::Kind;
+  parts.layout = o.format == Format::Json || o.view != DiffView::Kind;
+  const BtfDiff diff = diff_btf(*old_btf, *new_btf, parts);
   o.details = args.verbose;
+  o.top = args.top;
+  o.columns = terminal_columns(1);
   o.old_name = old_btf->name();
   o.new_name = new_btf->name();
   OutputBuffer out;
@@ -48,16 +58,21 @@ void run_diff(const DiffArgs& args) {
 void register_diff(CLI::App& app) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "diff", "compare two BTFs type by type, in the format of the kernel's scripts/bloat-o-meter");
+      "diff", "compare two BTFs: each type's layout (size, members, enumerators), or their footprint per kind");
   cmd->add_option("old", args->old_input,
                   "the BTF before: a raw BTF file, an ELF file with .BTF, 'vmlinux' or a module name")
       ->required();
   cmd->add_option("new", args->new_input, "the BTF after (the same forms)")->required();
   add_base_option(*cmd, args->base, "the base BTF both split inputs continue (a module's vmlinux)");
+  cmd->add_option("--by", args->by,
+                  "type: one line per type whose layout changed (default); member: one per member change; kind: "
+                  "the BTF footprint per kind, as bloat-o-meter -c")
+      ->check(CLI::IsMember({"type", "kind", "member"}));
   cmd->add_option("--format,-f", args->format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->add_flag("-c,--by-kind", args->by_kind, "one block per kind, as bloat-o-meter -c splits functions and data");
-  cmd->add_flag("-v,--verbose", args->verbose,
-                "under each changed type, what changed inside: members, enumerators, size, record and string bytes");
+  cmd->add_option("-n,--top", args->top, "table rows; the rest fold into [N others] (default: all)");
+  cmd->add_flag("-v,--verbose", args->verbose, "with --by type, each member's change under its type");
+  // The old spelling of --by kind, kept for scripts; not offered.
+  cmd->add_flag("--by-kind", args->by_kind, "the same as --by kind")->group("");
   cmd->callback([args] { run_diff(*args); });
 }
 

@@ -59,11 +59,11 @@ std::vector<std::string> choices(const CLI::Option& opt) {
 }
 
 // One line per option: "COMMAND<TAB>NAMES<TAB>flag|value<TAB>CHOICES"; COMMAND is "btfslim" for the
-// options before any command.
+// options before any command. Hidden options (group "": old spellings kept for scripts) are left out, so
+// that neither the manual nor the completions have to offer them.
 void print_options(const CLI::App& app) {
   auto print = [](std::string_view command, const CLI::App& owner) {
     for (const CLI::Option* opt : owner.get_options()) {
-      // A hidden option (no group) is an old spelling kept working, not one to offer or document.
       if (!opt->nonpositional() || opt->get_group().empty()) continue;
       std::vector<std::string> names;
       for (const auto& l : opt->get_lnames()) names.push_back("--" + l);

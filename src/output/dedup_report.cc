@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace btfslim {
@@ -26,14 +27,23 @@ std::vector<unsigned> kinds_in_order(const DedupResult& r) {
   return kinds;
 }
 
+// {"type_count": N, "size_bytes": N}: one side's types.
 void json_side(JsonWriter& w, std::string_view key, std::uint64_t count, std::uint64_t bytes) {
   w.key(key);
   w.begin_object();
-  w.field("count", count);
-  w.field("bytes", bytes);
+  w.field("type_count", count);
+  w.field("size_bytes", bytes);
   w.end_object();
 }
 
+// null, for a field that does not apply (JsonWriter writes null for a number that is not finite).
+void null_field(JsonWriter& w, std::string_view key) {
+  w.key(key);
+  w.value(std::numeric_limits<double>::quiet_NaN());
+}
+
+// The JSON vocabulary of every command (README, Conventions): `file`, `THING_count`, `WHAT_bytes`,
+// `saved_bytes` for what dedup removed; every key present whatever the inputs, null where it does not apply.
 void print_json(const std::vector<std::shared_ptr<const Btf>>& inputs, const DedupResult& r,
                 const DedupReportOptions& o, OutputBuffer& out) {
   JsonWriter w(out);
@@ -42,28 +52,37 @@ void print_json(const std::vector<std::shared_ptr<const Btf>>& inputs, const Ded
   w.begin_array();
   for (const auto& in : inputs) {
     w.begin_object();
-    w.field("path", in->name());
-    w.field("types", std::uint64_t{in->own_count()});
-    w.field("bytes", std::uint64_t{in->raw().size()});
+    w.field("file", in->name());
+    w.field("type_count", std::uint64_t{in->own_count()});
+    w.field("size_bytes", std::uint64_t{in->raw().size()});
     w.end_object();
   }
   w.end_array();
   w.field("split", inputs.front()->is_split());
-  if (inputs.front()->is_split()) w.field("base", inputs.front()->base()->name());
-  w.field("output", o.output.empty() ? std::string_view() : std::string_view(o.output));
+  if (inputs.front()->is_split())
+    w.field("base", inputs.front()->base()->name());
+  else
+    null_field(w, "base");
+  if (o.output.empty())
+    null_field(w, "output");
+  else
+    w.field("output", o.output);
   w.field("written", !o.output.empty());
-  w.field("byte_order", r.output->big_endian() ? "big-endian" : "little-endian");
+  w.field("byte_order", r.output->big_endian() ? "big" : "little");
   json_side(w, "before", r.before.types, r.before.total_bytes);
   json_side(w, "after", r.after.types, r.after.total_bytes);
-  json_side(w, "removed", r.removed_types(), r.before.total_bytes - r.after.total_bytes);
+  w.field("removed_count", r.removed_types());
+  w.field("saved_bytes", r.before.total_bytes - r.after.total_bytes);
   w.field("deduplicated", r.removed_types() == 0);
   if (r.ext) {  // the records of the object's .BTF.ext that libbpf kept in step
     w.key("btf_ext");
     w.begin_object();
-    w.field("func_info", std::uint64_t{r.ext->func_info});
-    w.field("line_info", std::uint64_t{r.ext->line_info});
-    w.field("core_relo", std::uint64_t{r.ext->core_relo});
+    w.field("func_info_count", std::uint64_t{r.ext->func_info});
+    w.field("line_info_count", std::uint64_t{r.ext->line_info});
+    w.field("core_relo_count", std::uint64_t{r.ext->core_relo});
     w.end_object();
+  } else {
+    null_field(w, "btf_ext");
   }
   w.key("kinds");
   w.begin_array();
@@ -74,19 +93,20 @@ void print_json(const std::vector<std::shared_ptr<const Btf>>& inputs, const Ded
     w.field("kind", kind_name(static_cast<Kind>(k)));
     json_side(w, "before", b.count, b.bytes);
     json_side(w, "after", a.count, a.bytes);
-    json_side(w, "removed", b.count - a.count, b.bytes - a.bytes);
+    w.field("removed_count", b.count - a.count);
+    w.field("saved_bytes", b.bytes - a.bytes);
     w.end_object();
   }
   w.end_array();
   w.key("strings");
   w.begin_object();
-  w.field("before", r.before.string_bytes);
-  w.field("after", r.after.string_bytes);
+  w.field("before_bytes", r.before.string_bytes);
+  w.field("after_bytes", r.after.string_bytes);
   w.end_object();
   w.key("header");
   w.begin_object();
-  w.field("before", r.before.header_bytes);
-  w.field("after", r.after.header_bytes);
+  w.field("before_bytes", r.before.header_bytes);
+  w.field("after_bytes", r.after.header_bytes);
   w.end_object();
   w.key("duplicates");
   w.begin_array();
@@ -94,9 +114,9 @@ void print_json(const std::vector<std::shared_ptr<const Btf>>& inputs, const Ded
     w.begin_object();
     w.field("kind", kind_name(d.kind));
     w.field("name", d.name);
-    w.field("copies", d.copies);
-    w.field("removed", d.removed);
-    w.field("bytes_freed", d.bytes_freed);
+    w.field("copy_count", d.copies);
+    w.field("removed_count", d.removed);
+    w.field("saved_bytes", d.bytes_freed);
     w.end_object();
   }
   w.end_array();
@@ -163,7 +183,7 @@ void print_table(const std::vector<std::shared_ptr<const Btf>>& inputs, const De
         removed += r.duplicates[i].removed;
         freed += r.duplicates[i].bytes_freed;
       }
-      out.print(fmt::runtime(kDupRow), fmt::format("[{} more]", with_commas(r.duplicates.size() - shown)), "", "",
+      out.print(fmt::runtime(kDupRow), fmt::format("[{} others]", with_commas(r.duplicates.size() - shown)), "", "",
                 with_commas(removed), with_commas(freed));
     }
   }

@@ -190,7 +190,7 @@ const json& kind_row(const json& report, const std::string& kind) {
 std::map<std::string, std::tuple<int, int, int>> duplicates_of(const json& report) {
   std::map<std::string, std::tuple<int, int, int>> out;
   for (const json& d : report["duplicates"])
-    out[d["kind"].get<std::string>() + " " + d["name"].get<std::string>()] = {d["copies"], d["removed"], d["bytes_freed"]};
+    out[d["kind"].get<std::string>() + " " + d["name"].get<std::string>()] = {d["copy_count"], d["removed_count"], d["saved_bytes"]};
   return out;
 }
 
@@ -233,21 +233,21 @@ TEST_CASE("dedup removes exactly the known duplicates, per kind, with their byte
   const json r = dedup_json({in, "-o", out});
 
   // 12 types in, 7 out: the second int, point, point *, point_t and prototype went.
-  CHECK(r["before"]["count"] == 12);
-  CHECK(r["after"]["count"] == 7);
-  CHECK(r["removed"]["count"] == 5);
+  CHECK(r["before"]["type_count"] == 12);
+  CHECK(r["after"]["type_count"] == 7);
+  CHECK(r["removed_count"] == 5);
   const std::uint64_t freed = kInt + struct_bytes(2) + kPtr + kTypedef + proto_bytes(1);
   // Every string is still referenced and was already unique: only records go.
-  CHECK(r["removed"]["bytes"] == freed);
-  CHECK(r["before"]["bytes"] == raw.size());
-  CHECK(r["after"]["bytes"] == raw.size() - freed);
+  CHECK(r["saved_bytes"] == freed);
+  CHECK(r["before"]["size_bytes"] == raw.size());
+  CHECK(r["after"]["size_bytes"] == raw.size() - freed);
   CHECK(fs::file_size(out) == raw.size() - freed);
-  CHECK(r["strings"]["before"] == string_section_size(raw));
-  CHECK(r["strings"]["after"] == string_section_size(raw));
-  CHECK(r["header"]["before"] == 24);
-  CHECK(r["header"]["after"] == 24);
+  CHECK(r["strings"]["before_bytes"] == string_section_size(raw));
+  CHECK(r["strings"]["after_bytes"] == string_section_size(raw));
+  CHECK(r["header"]["before_bytes"] == 24);
+  CHECK(r["header"]["after_bytes"] == 24);
   CHECK(r["deduplicated"] == false);
-  CHECK(r["byte_order"] == "little-endian");
+  CHECK(r["byte_order"] == "little");
 
   struct Expect {
     const char* kind;
@@ -259,17 +259,17 @@ TEST_CASE("dedup removes exactly the known duplicates, per kind, with their byte
                           Expect{"FUNC", 1, 1, kFunc}}) {
     INFO(e.kind);
     const json& k = kind_row(r, e.kind);
-    CHECK(k["before"]["count"] == e.before);
-    CHECK(k["after"]["count"] == e.after);
-    CHECK(k["removed"]["count"] == e.before - e.after);
+    CHECK(k["before"]["type_count"] == e.before);
+    CHECK(k["after"]["type_count"] == e.after);
+    CHECK(k["removed_count"] == e.before - e.after);
     if (e.bytes_each) {
-      CHECK(k["before"]["bytes"] == e.before * e.bytes_each);
-      CHECK(k["removed"]["bytes"] == (e.before - e.after) * e.bytes_each);
+      CHECK(k["before"]["size_bytes"] == e.before * e.bytes_each);
+      CHECK(k["saved_bytes"] == (e.before - e.after) * e.bytes_each);
     }
   }
   // Two points and other {v}: 2 x 36 + 24 bytes before, one point fewer after.
-  CHECK(kind_row(r, "STRUCT")["before"]["bytes"] == 2 * struct_bytes(2) + struct_bytes(1));
-  CHECK(kind_row(r, "STRUCT")["removed"]["bytes"] == struct_bytes(2));
+  CHECK(kind_row(r, "STRUCT")["before"]["size_bytes"] == 2 * struct_bytes(2) + struct_bytes(1));
+  CHECK(kind_row(r, "STRUCT")["saved_bytes"] == struct_bytes(2));
   // Only kinds that occur get a row.
   CHECK(r["kinds"].size() == 6);
 
@@ -332,7 +332,7 @@ TEST_CASE("dedup's table says the same as its JSON", "[dedup]") {
   // -n 1: one row, the rest folded.
   const RunResult top = btfslim({"dedup", in, "-o", out, "-n", "1"});
   REQUIRE(top.status == 0);
-  CHECK_THAT(top.out, Contains("point ") && !Contains("point_t") && Contains("[2 more]"));
+  CHECK_THAT(top.out, Contains("point ") && !Contains("point_t") && Contains("[2 others]"));
 }
 
 TEST_CASE("dedup keeps a big-endian input big-endian", "[dedup]") {
@@ -341,8 +341,8 @@ TEST_CASE("dedup keeps a big-endian input big-endian", "[dedup]") {
   write_file(le, dups_btf(false));
   write_file(be, dups_btf(true));
   const json r = dedup_json({be, "-o", dir.file("be.out")});
-  CHECK(r["byte_order"] == "big-endian");
-  CHECK(r["removed"]["count"] == 5);
+  CHECK(r["byte_order"] == "big");
+  CHECK(r["removed_count"] == 5);
   const std::string out = read_file(dir.file("be.out"));
   REQUIRE(out.size() > 2);
   CHECK(static_cast<unsigned char>(out[0]) == 0xeb);  // the magic 0xeB9F, most significant byte first
@@ -351,6 +351,44 @@ TEST_CASE("dedup keeps a big-endian input big-endian", "[dedup]") {
   // The same types in either order.
   CHECK(ours({"dump", dir.file("be.out")}) == ours({"dump", dir.file("le.out")}));
   CHECK(out.size() == fs::file_size(dir.file("le.out")));
+}
+
+TEST_CASE("dedup's JSON has one shape, in the shared vocabulary, for one input or several", "[dedup]") {
+  TempDir dir;
+  const std::string x = dir.file("x.btf"), y = dir.file("y.btf");
+  write_file(x, merge_x_btf());
+  write_file(y, merge_y_btf());
+  auto keys = [](const json& j) {
+    std::set<std::string> k;
+    for (const auto& [key, value] : j.items()) k.insert(key);
+    return k;
+  };
+  const std::set<std::string> top = {"inputs", "split", "base", "output", "written", "byte_order", "before", "after",
+                                     "removed_count", "saved_bytes", "deduplicated", "btf_ext", "kinds", "strings",
+                                     "header", "duplicates"};
+  const json one = dedup_json({x, "-o", dir.file("one.btf")});
+  const json two = dedup_json({x, y, "-o", dir.file("two.btf")});
+  for (const json* j : {&one, &two}) {
+    CHECK(keys(*j) == top);
+    CHECK((*j)["base"].is_null());
+    CHECK((*j)["btf_ext"].is_null());
+    CHECK((*j)["byte_order"] == "little");
+    CHECK(keys((*j)["before"]) == std::set<std::string>{"type_count", "size_bytes"});
+    CHECK(keys((*j)["strings"]) == std::set<std::string>{"before_bytes", "after_bytes"});
+    for (const json& in : (*j)["inputs"]) CHECK(keys(in) == std::set<std::string>{"file", "type_count", "size_bytes"});
+    for (const json& k : (*j)["kinds"])
+      CHECK(keys(k) == std::set<std::string>{"kind", "before", "after", "removed_count", "saved_bytes"});
+    CHECK((*j)["saved_bytes"] == (*j)["before"]["size_bytes"].get<std::uint64_t>() - (*j)["after"]["size_bytes"].get<std::uint64_t>());
+  }
+  CHECK(one["inputs"].size() == 1);
+  CHECK(one["inputs"][0]["file"] == x);
+  CHECK(two["inputs"].size() == 2);
+  REQUIRE(!two["duplicates"].empty());
+  CHECK(keys(two["duplicates"][0]) == std::set<std::string>{"kind", "name", "copy_count", "removed_count", "saved_bytes"});
+  // --check writes nothing: output is null.
+  const json check = dedup_json({"--check", x}, 0);
+  CHECK(check["output"].is_null());
+  CHECK(check["written"] == false);
 }
 
 // ---- merging ----
@@ -363,26 +401,26 @@ TEST_CASE("dedup merges inputs and folds the types they share", "[dedup]") {
   write_file(y, yr);
   const json r = dedup_json({x, y, "-o", out});
   REQUIRE(r["inputs"].size() == 2);
-  CHECK(r["inputs"][0]["types"] == 3);
-  CHECK(r["inputs"][1]["types"] == 4);
-  CHECK(r["before"]["count"] == 7);
+  CHECK(r["inputs"][0]["type_count"] == 3);
+  CHECK(r["inputs"][1]["type_count"] == 4);
+  CHECK(r["before"]["type_count"] == 7);
   // y's int and point are x's.
-  CHECK(r["after"]["count"] == 5);
-  CHECK(r["removed"]["count"] == 2);
-  CHECK(kind_row(r, "INT")["removed"]["count"] == 1);
-  CHECK(kind_row(r, "STRUCT")["removed"]["count"] == 1);
-  CHECK(kind_row(r, "STRUCT")["removed"]["bytes"] == struct_bytes(2));
-  CHECK(kind_row(r, "PTR")["removed"]["count"] == 0);
+  CHECK(r["after"]["type_count"] == 5);
+  CHECK(r["removed_count"] == 2);
+  CHECK(kind_row(r, "INT")["removed_count"] == 1);
+  CHECK(kind_row(r, "STRUCT")["removed_count"] == 1);
+  CHECK(kind_row(r, "STRUCT")["saved_bytes"] == struct_bytes(2));
+  CHECK(kind_row(r, "PTR")["removed_count"] == 0);
   // Strings: both sections before, the distinct names after ("" int x y point unsigned char line a b colour).
   const std::uint64_t strings_after =
       1 + std::string("int").size() + 1 + 2 + 2 + std::string("point").size() + 1 + std::string("unsigned char").size() +
       1 + std::string("line").size() + 1 + 2 + 2 + std::string("colour").size() + 1;
-  CHECK(r["strings"]["before"] == string_section_size(xr) + string_section_size(yr));
-  CHECK(r["strings"]["after"] == strings_after);
-  CHECK(r["header"]["before"] == 48);
-  CHECK(r["header"]["after"] == 24);
-  CHECK(r["removed"]["bytes"] == kInt + struct_bytes(2) + 24 + (string_section_size(xr) + string_section_size(yr) - strings_after));
-  CHECK(r["after"]["bytes"] == fs::file_size(out));
+  CHECK(r["strings"]["before_bytes"] == string_section_size(xr) + string_section_size(yr));
+  CHECK(r["strings"]["after_bytes"] == strings_after);
+  CHECK(r["header"]["before_bytes"] == 48);
+  CHECK(r["header"]["after_bytes"] == 24);
+  CHECK(r["saved_bytes"] == kInt + struct_bytes(2) + 24 + (string_section_size(xr) + string_section_size(yr) - strings_after));
+  CHECK(r["after"]["size_bytes"] == fs::file_size(out));
   const auto dups = duplicates_of(r);
   CHECK(dups.size() == 2);
   CHECK(dups.at("STRUCT point") == std::tuple<int, int, int>{2, 1, struct_bytes(2)});
@@ -417,10 +455,10 @@ TEST_CASE("dedup merges the test build's BPF objects into fewer types than they 
   REQUIRE(merged != nullptr);
   const std::uint64_t after = btf__type_cnt(merged.get()) - 1;
   INFO(objects.size() << " objects: " << sum << " types together, " << after << " after dedup");
-  CHECK(r["before"]["count"] == sum);
-  CHECK(r["after"]["count"] == after);
+  CHECK(r["before"]["type_count"] == sum);
+  CHECK(r["after"]["type_count"] == after);
   CHECK(after < sum);
-  CHECK(r["removed"]["count"] == sum - after);
+  CHECK(r["removed_count"] == sum - after);
   // Every named (kind, name) of the objects is still there, and the duplicates list accounts for every
   // named copy that went.
   const std::multiset<std::string> named_after = named_types(merged.get());
@@ -439,7 +477,7 @@ TEST_CASE("dedup merges the test build's BPF objects into fewer types than they 
     named_removed += named_before.count(n) - named_after.count(n);
   }
   std::uint64_t listed = 0;
-  for (const json& d : r["duplicates"]) listed += d["removed"].get<std::uint64_t>();
+  for (const json& d : r["duplicates"]) listed += d["removed_count"].get<std::uint64_t>();
   CHECK(listed == named_removed);
   CHECK(named_removed > 0);
   // Byte for byte libbpf's merge and dedup, and nothing left to remove.
@@ -464,11 +502,11 @@ TEST_CASE("dedup keeps split inputs split on their base", "[dedup]") {
     const json r = dedup_json({a, "--base", base, "-o", out});
     CHECK(r["split"] == true);
     CHECK(r["base"] == base);
-    CHECK(r["before"]["count"] == 5);
-    CHECK(r["after"]["count"] == 2);
-    CHECK(kind_row(r, "INT")["removed"]["count"] == 1);
-    CHECK(kind_row(r, "STRUCT")["removed"]["count"] == 1);
-    CHECK(kind_row(r, "PTR")["removed"]["count"] == 1);
+    CHECK(r["before"]["type_count"] == 5);
+    CHECK(r["after"]["type_count"] == 2);
+    CHECK(kind_row(r, "INT")["removed_count"] == 1);
+    CHECK(kind_row(r, "STRUCT")["removed_count"] == 1);
+    CHECK(kind_row(r, "PTR")["removed_count"] == 1);
     CHECK(read_file(out) == libbpf_dedup({a}, base));
     CHECK(ours({"dump", out, "--base", base}) ==
           "[4] STRUCT 'shared' size=4 vlen=1\n"
@@ -481,13 +519,13 @@ TEST_CASE("dedup keeps split inputs split on their base", "[dedup]") {
   SECTION("two split inputs merge into one split BTF on the same base") {
     const std::string out = dir.file("ab.out");
     const json r = dedup_json({a, b, "-B", base, "-o", out});
-    CHECK(r["before"]["count"] == 7);
+    CHECK(r["before"]["type_count"] == 7);
     // int, point and point * fold into the base; b's shared into a's.
-    CHECK(r["after"]["count"] == 3);
-    CHECK(kind_row(r, "STRUCT")["before"]["count"] == 5);
-    CHECK(kind_row(r, "STRUCT")["after"]["count"] == 3);
-    CHECK(kind_row(r, "INT")["after"]["count"] == 0);
-    CHECK(kind_row(r, "PTR")["after"]["count"] == 0);
+    CHECK(r["after"]["type_count"] == 3);
+    CHECK(kind_row(r, "STRUCT")["before"]["type_count"] == 5);
+    CHECK(kind_row(r, "STRUCT")["after"]["type_count"] == 3);
+    CHECK(kind_row(r, "INT")["after"]["type_count"] == 0);
+    CHECK(kind_row(r, "PTR")["after"]["type_count"] == 0);
     const auto dups = duplicates_of(r);
     CHECK(dups.at("STRUCT shared") == std::tuple<int, int, int>{2, 1, struct_bytes(1)});
     CHECK(dups.at("STRUCT point") == std::tuple<int, int, int>{1, 1, struct_bytes(2)});
@@ -560,9 +598,9 @@ TEST_CASE("dedup merges modules split on the running vmlinux into one split BTF"
   BtfPtr merged(btf__parse_split(out.c_str(), base.get()));
   REQUIRE((ma && mb && merged));
   const __u32 base_types = btf__type_cnt(base.get());
-  CHECK(r["before"]["count"] == btf__type_cnt(ma.get()) + btf__type_cnt(mb.get()) - 2 * base_types);
-  CHECK(r["after"]["count"] == btf__type_cnt(merged.get()) - base_types);
-  CHECK(r["removed"]["count"] >= 1);
+  CHECK(r["before"]["type_count"] == btf__type_cnt(ma.get()) + btf__type_cnt(mb.get()) - 2 * base_types);
+  CHECK(r["after"]["type_count"] == btf__type_cnt(merged.get()) - base_types);
+  CHECK(r["removed_count"] >= 1);
   const auto dups = duplicates_of(r);
   CHECK(dups.at("STRUCT shared_thing") == std::tuple<int, int, int>{2, 1, struct_bytes(3)});
   const std::multiset<std::string> in_a = named_types(ma.get()), in_b = named_types(mb.get());
@@ -573,7 +611,7 @@ TEST_CASE("dedup merges modules split on the running vmlinux into one split BTF"
   }
   // bpftool reads the split output on vmlinux, as our reader does.
   const std::string dump = bpftool({"-B", vmlinux, "btf", "dump", "file", out});
-  CHECK(static_cast<std::uint64_t>(std::count(dump.begin(), dump.end(), '[')) == r["after"]["count"].get<std::uint64_t>());
+  CHECK(static_cast<std::uint64_t>(std::count(dump.begin(), dump.end(), '[')) == r["after"]["type_count"].get<std::uint64_t>());
   CHECK(dump == ours({"dump", out, "--base", vmlinux}));
   CHECK(dump.find("STRUCT 'shared_thing' size=32 vlen=3") != std::string::npos);
   CHECK(dump.find("STRUCT 'shared_thing'") == dump.rfind("STRUCT 'shared_thing'"));
@@ -612,7 +650,7 @@ TEST_CASE("dedup --check exits 1 with duplicates and 0 without, writing nothing"
   const json j = dedup_json({"--check", in}, 1);
   CHECK(j["deduplicated"] == false);
   CHECK(j["written"] == false);
-  CHECK(j["removed"]["count"] == 5);
+  CHECK(j["removed_count"] == 5);
   CHECK(dedup_json({"--check", clean}, 0)["deduplicated"] == true);
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == files_before);
 }
@@ -629,10 +667,10 @@ TEST_CASE("dedup: the running kernel's vmlinux has nothing to remove", "[dedup]"
   TempDir dir;
   const std::string out = dir.file("vmlinux.btf");
   const json j = dedup_json({vmlinux, "-o", out});
-  CHECK(j["removed"]["count"] == 0);
+  CHECK(j["removed_count"] == 0);
   CHECK(j["duplicates"].empty());
   BtfPtr in(btf__parse(vmlinux.c_str(), nullptr));
-  CHECK(j["after"]["count"] == btf__type_cnt(in.get()) - 1);
+  CHECK(j["after"]["type_count"] == btf__type_cnt(in.get()) - 1);
   CHECK(read_file(out) == libbpf_dedup({vmlinux}));
 }
 

@@ -272,7 +272,9 @@ TEST_CASE("check and minimize print hostile section, program, type and file name
 TEST_CASE("diff and dedup print hostile names escaped, in every format", "[escaping]") {
   const Hostile h;
   expect_escaped({"diff", h.btf, h.grown}, 0, {kStruct, kEnum});
-  expect_escaped({"diff", "-v", "-c", h.btf, h.grown}, 0, {kStruct, kEnum, kNewMember, kDel});
+  expect_escaped({"diff", "-v", h.btf, h.grown}, 0, {kStruct, kEnum, kNewMember, kDel});
+  expect_escaped({"diff", "--by", "kind", h.btf, h.grown}, 0, {kStruct, kEnum});
+  expect_csv(expect_escaped({"diff", "-f", "csv", "--by", "member", h.btf, h.grown}, 0, {kStruct, kNewMember}).out);
   expect_csv(expect_escaped({"diff", "-f", "csv", h.btf, h.grown}, 0, {kStruct, kEnum}).out);
   expect_json(expect_escaped({"diff", "-v", "-f", "json", h.btf, h.grown}, 0, {}));
 
