@@ -158,14 +158,35 @@ def make_job(tag):
     return j
 
 
-def shard_job(tag, shard, shards):
-    """The workflow's own minimize step through the action (with the btfslim under test installed)."""
+def shard_job(tag, shard_step, ctx):
+    """A workflow's minimize step through the action (with the btfslim under test installed)."""
     j = make_job(tag)
-    ctx = {"matrix": {"shard": shard}, "inputs": {"shards": shards}, "needs": {}, "steps": {}}
-    with_ = {k: substitute(v, ctx) for k, v in step["with"].items()}
+    with_ = {k: substitute(v, ctx) for k, v in shard_step["with"].items()}
     with_["version"] = "installed"
     r = run_action(j, with_)
     return j, r
+
+
+def gather_shards(tag, shard_step, contexts):
+    """Every shard's job, then what the gathering job's download (merge-multiple) makes of their outputs."""
+    gathered = os.path.join(root, f"gathered-{tag}")
+    os.makedirs(gathered)
+    for i, ctx in enumerate(contexts, 1):
+        j, r = shard_job(f"{tag}-shard{i}", shard_step, ctx)
+        c.equal(r.status, 0, f"{tag}: shard {i} succeeds")
+        shard_min = os.path.join(j.workspace, "min")
+        for d, _, fs in os.walk(shard_min):
+            for f in fs:
+                rel = os.path.relpath(os.path.join(d, f), shard_min)
+                dest = os.path.join(gathered, rel)
+                c.check(not os.path.exists(dest), f"{tag}: {rel} from one shard only")
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                shutil.copy(os.path.join(d, f), dest)
+    got_files = sorted(os.path.relpath(os.path.join(d, f), gathered) for d, _, fs in os.walk(gathered) for f in fs)
+    c.equal(got_files, want_files, f"{tag}: the gathered shards hold the unsharded run's files")
+    same = all(filecmp.cmp(os.path.join(gathered, f), os.path.join(want_dir, f), shallow=False)
+               for f in want_files if f in got_files)
+    c.check(same, f"{tag}: byte-identical to the unsharded run")
 
 
 unsharded = subprocess.run([BTFSLIM, "minimize", "--btf", "btfhub-archive", "-o", "min", "--skip-poisoned",
@@ -184,25 +205,16 @@ for n in (1, 2, 3, 5):
                          env=dict(os.environ, GITHUB_OUTPUT=os.path.join(root, f"plan-{n}")))
     listed = open(os.path.join(root, f"plan-{n}")).read().strip()
     c.equal(listed, "shards=" + str(list(range(1, n + 1))).replace(" ", ""), f"N={n}: the plan step's matrix")
-    gathered = os.path.join(root, f"gathered-{n}")
-    os.makedirs(gathered)
-    ok = True
-    for i in range(1, n + 1):
-        j, r = shard_job(f"n{n}-shard{i}", i, n)
-        ok &= c.equal(r.status, 0, f"N={n}: shard {i} succeeds")
-        shard_min = os.path.join(j.workspace, "min")
-        for d, _, fs in os.walk(shard_min):
-            for f in fs:
-                rel = os.path.relpath(os.path.join(d, f), shard_min)
-                dest = os.path.join(gathered, rel)
-                ok &= c.check(not os.path.exists(dest), f"N={n}: {rel} from one shard only")
-                os.makedirs(os.path.dirname(dest), exist_ok=True)
-                shutil.copy(os.path.join(d, f), dest)
-    got_files = sorted(os.path.relpath(os.path.join(d, f), gathered) for d, _, fs in os.walk(gathered) for f in fs)
-    c.equal(got_files, want_files, f"N={n}: the gathered shards hold the unsharded run's files")
-    same = all(filecmp.cmp(os.path.join(gathered, f), os.path.join(want_dir, f), shallow=False)
-               for f in want_files if f in got_files)
-    c.check(same, f"N={n}: byte-identical to the unsharded run")
+    gather_shards(f"N={n}", step, [{"matrix": {"shard": i}, "inputs": {"shards": n}} for i in range(1, n + 1)])
+
+# The README's workflow, whose matrix lists the shards.
+for name, doc in workflows.items():
+    found = sharded(doc)
+    if name.startswith("README") and found:
+        shards = found[1]["strategy"]["matrix"]["shard"]
+        c.check(isinstance(shards, list) and f"/{len(shards)} " in found[2]["with"]["args"],
+                f"{name}: --shard I/N with N the matrix's length", str(shards))
+        gather_shards(name.replace(" ", "-"), found[2], [{"matrix": {"shard": i}} for i in shards])
 
 shutil.rmtree(root, ignore_errors=True)
 sys.exit(c.finish())
