@@ -104,7 +104,9 @@ c.check(bash.returncode == 0 and "complete -F _btfslim btfslim" in bash.stdout a
 zsh = sh(["zsh", "-f", "-c", f"fpath=({share}/zsh/vendor-completions $fpath); autoload -Uz +X _btfslim && whence -w _btfslim"])
 c.check(zsh.returncode == 0 and "_btfslim: function" in zsh.stdout, "zsh loads _btfslim from vendor-completions",
         zsh.stdout + zsh.stderr)
-fish = sh(["fish", "--no-config", "-c", f"set -p fish_complete_path {share}/fish/vendor_completions.d; complete -C 'btfslim bud'"])
+# fish loads a command's completions once the command is on PATH, as the package's /usr/bin/btfslim is.
+fish = sh(["fish", "--no-config", "-c", f"set -p fish_complete_path {share}/fish/vendor_completions.d; complete -C 'btfslim bud'"],
+          env=dict(os.environ, PATH=os.path.join(fresh, "usr/bin") + ":" + os.environ["PATH"]))
 c.check(fish.returncode == 0 and fish.stdout.startswith("budget"), "fish loads the packaged completion",
         fish.stdout + fish.stderr)
 
