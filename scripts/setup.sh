@@ -11,6 +11,7 @@ PACKAGES="
   bash-completion zsh fish valgrind
   lz4
   qemu-system-x86 busybox-static cpio
+  dpkg-dev debhelper lintian man-db python3 python3-yaml git xz-utils
 "
 
 missing=""
