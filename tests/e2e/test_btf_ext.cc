@@ -207,7 +207,7 @@ TEST_CASE("dedup keeps what .BTF.ext names and removes only what libbpf's linker
     INFO(r.err);
     REQUIRE(r.status == 0);
     const json d = json::parse(r.out);
-    CHECK(d.contains("btf_ext") == !ext.empty());
+    CHECK(d.at("btf_ext").is_null() == ext.empty());  // every key always there, null where it does not apply
     // Every string .BTF.ext names is in the output.
     if (!ext.empty()) {
       BtfPtr btf(btf__parse_elf(object.c_str(), nullptr));
@@ -223,7 +223,7 @@ TEST_CASE("dedup keeps what .BTF.ext names and removes only what libbpf's linker
     fs::remove(linked);
     const RunResult link = run({bpftool_program(), "gen", "object", linked, object});
     const RunResult check = btfslim({"dedup", "--check", object});
-    CHECK((check.status == 0) == (d.at("removed").at("count") == 0));
+    CHECK((check.status == 0) == (d.at("removed_count") == 0));
     passed += check.status == 0;
     if (link.status != 0) {
       // libbpf 1.1.2's linker takes objects of the host's byte order only.
@@ -233,7 +233,7 @@ TEST_CASE("dedup keeps what .BTF.ext names and removes only what libbpf's linker
     ++compared;
     BtfPtr before(btf__parse_elf(object.c_str(), nullptr)), after(btf__parse_elf(linked.c_str(), nullptr));
     REQUIRE((before && after));
-    CHECK(d.at("removed").at("count") == btf__type_cnt(before.get()) - btf__type_cnt(after.get()));
+    CHECK(d.at("removed_count") == btf__type_cnt(before.get()) - btf__type_cnt(after.get()));
     const RunResult again = btfslim({"dedup", "--check", linked});
     INFO(again.out);
     CHECK(again.status == 0);

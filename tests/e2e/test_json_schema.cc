@@ -5,7 +5,7 @@
 //   - a number of things is `THING_count`, an unsigned integer: no bare `count`, and no number under a
 //     plural noun (`"types": 12`), which names a list;
 //   - a size is `WHAT_bytes`, a number: any key that speaks of a size or of bytes ends in `_bytes`
-//     (`bytes_freed` is `saved_bytes`);
+//     (`bytes_freed` is `saved_bytes`); a width in bits, as BTF gives bitfields, is `WHAT_bits`;
 //   - a key that does not apply to a record is null (so that every record has every key): a size or a
 //     count may be null;
 //   - a kind is bpftool's upper-case name (`STRUCT`), a byte order `little` or `big`;
@@ -64,13 +64,14 @@ void vocabulary(const json& v, const std::string& where, const std::set<std::str
     if ((holds(key, "size") || holds(key, "bytes")) && !ends_with(key, "_bytes")) bad("a size is WHAT_bytes");
     if (ends_with(key, "_bytes") && !value.is_number() && !value.is_null()) bad("a size is a number");
     if (holds(key, "count") && !ends_with(key, "_count")) bad("a number of things is THING_count");
-    if (value.is_number() && ends_with(key, "s") && !ends_with(key, "_bytes") && key != "bytes")
+    if (value.is_number() && ends_with(key, "s") && !ends_with(key, "_bytes") && !ends_with(key, "_bits") &&
+        key != "bytes")
       bad("a plural noun is a list: a number of things is THING_count");
     if (ends_with(key, "_count") && !value.is_number_unsigned() && !value.is_null())
       bad("a count is an unsigned integer");
     if ((holds(key, "endian") || key == "byteorder") && key != "byte_order") bad("byte order is 'byte_order'");
     if (key == "byte_order" && value != "little" && value != "big") bad("byte_order is \"little\" or \"big\"");
-    if (key == "kind" && !(value.is_string() && kBpftoolKinds.count(value.get<std::string>())))
+    if (key == "kind" && !value.is_null() && !(value.is_string() && kBpftoolKinds.count(value.get<std::string>())))
       bad("'kind' is bpftool's upper-case kind name");
     if (key == "type_id" && !value.is_number_unsigned()) bad("a type_id is an unsigned integer");
     if (key == "type_ids" && !(value.is_array() && std::all_of(value.begin(), value.end(),
