@@ -98,9 +98,23 @@ class BpfObject {
   // The function holding the relocated instruction, or nullptr.
   const BpfFunction* function_of(const CoreRelocation& r) const;
 
+  // The essential names of the named local root types the relocations ask candidates for (all but
+  // local_type_id's), each once, with the kinds (a bit per Kind) of the roots of that name: what a
+  // candidate index looks up, read once so that indexing never goes back to the object's pages.
+  struct RootName {
+    std::string_view name;
+    std::uint32_t kinds = 0;
+  };
+  std::span<const RootName> root_names() const { return root_names_; }
+
+  // Gives back the memory of the object's file pages: they are read again from the page cache when
+  // next touched. Many objects read one after another then hold one object's pages at a time.
+  void release_pages() const;
+
  private:
   BpfObject() = default;
   void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf);
+  void read_root_names();
 
   std::string path_;
   std::shared_ptr<const ElfFile> elf_;  // the mapped file and ELF the spans point into
@@ -110,6 +124,8 @@ class BpfObject {
   std::uint32_t line_info_count_ = 0;
   std::vector<ProgramSection> sections_;
   std::vector<CoreRelocation> relocations_;
+  std::unique_ptr<char[]> root_name_bytes_;  // root_names_ point here
+  std::vector<RootName> root_names_;
 };
 
 // The BTF relocations resolve against: a kernel's vmlinux BTF, and module BTFs split on it that libbpf
@@ -151,7 +167,7 @@ class CandidateIndex {
   };
   const Slot* find(std::string_view essential) const;
 
-  std::vector<Slot> slots_;              // sorted by name
+  std::vector<Slot> slots_;  // sorted by name; the names are the objects' root_names()
 };
 
 enum class CoreStatus : std::uint8_t {

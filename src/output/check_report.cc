@@ -153,6 +153,7 @@ void print_one_target(const CheckRun& run, OutputBuffer& out) {
     out.print("{}: {} relocations: {}\n", esc(obj.path()), relos.size(), summary(tally(run, cell)));
     print_kernel_refs(run, o, out);
     out.put('\n');
+    obj.release_pages();  // one object's pages at a time
   }
 }
 
@@ -198,6 +199,7 @@ void print_matrix(const CheckRun& run, OutputBuffer& out) {
       }
       print_failing_kernel_refs(run, o, t, fmt::format("\n{} on {}:\n", objects[o], targets[t]), header, out);
     }
+    obj.release_pages();  // one object's pages at a time
   }
 }
 
@@ -338,6 +340,7 @@ void print_check_json(const CheckRun& run, OutputBuffer& out) {
     j.end_array();
     json_kernel_refs(j, run, o);
     j.end_object();
+    obj.release_pages();  // one object's pages at a time
   }
   j.end_array();
   j.field("failed", check_failed(run));
