@@ -12,6 +12,8 @@
 
 #include "btfslim/btf.h"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -214,12 +216,30 @@ class Matches {
   std::shared_ptr<const std::vector<TargetSpec>> specs_;
 };
 
+// Why a relocation is not Ok, or a note on one that is: a pointer to its text, which is kept once per
+// distinct text for the whole process. Relocations asking the same question share one reason, and a
+// result stays small (an agent has tens of thousands of them).
+class Reason {
+ public:
+  Reason() = default;
+  Reason(std::string_view text) : text_(text.empty() ? nullptr : intern(text)) {}  // NOLINT: implicit, as text
+  Reason(const std::string& text) : Reason(std::string_view(text)) {}             // NOLINT
+  Reason(const char* text) : Reason(std::string_view(text)) {}                    // NOLINT
+  bool empty() const { return text_ == nullptr; }
+  std::string_view view() const { return text_ ? std::string_view(*text_) : std::string_view(); }
+  operator std::string_view() const { return view(); }  // NOLINT: read as the text it is
+
+ private:
+  static const std::string* intern(std::string_view text);
+  const std::string* text_ = nullptr;
+};
+
 struct CoreResult {
   CoreStatus status = CoreStatus::Ok;
+  std::uint8_t local_size = 0, target_size = 0;  // load/store sizes (1, 2, 4 or 8) when they are adjusted
   std::uint64_t value = 0;        // the new value (Ok)
   std::uint64_t local_value = 0;  // what the compiler put in, from the local types
-  std::uint32_t local_size = 0, target_size = 0;  // load/store sizes when they are adjusted
-  std::string reason;              // why not Ok; also a note for Ok results worth one
+  Reason reason;                   // why not Ok; also a note for Ok results worth one
   Matches matches;                 // the candidates that matched, in candidate order
 };
 
@@ -235,3 +255,10 @@ std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateI
 std::string describe_access(const BpfObject& object, const CoreRelocation& r);
 
 }  // namespace btfslim
+
+template <>
+struct fmt::formatter<btfslim::Reason> : fmt::formatter<std::string_view> {
+  auto format(const btfslim::Reason& r, fmt::format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(r.view(), ctx);
+  }
+};
