@@ -1116,11 +1116,14 @@ std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
     return !((cls == kJmp || cls == kJmp32) && (op == kExit || op == kJa));
   };
   std::vector<std::pair<std::uint32_t, std::uint32_t>> jumps;
+  std::vector<bool> jumped_to(n, false);  // whether `jumps` has any for the instruction
   for (std::uint32_t pc = 0; pc < n; ++pc) {
     const BpfInsn& in = insns[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
     auto go = [&](std::int64_t to) {
-      if (to >= 0 && to < n) jumps.emplace_back(static_cast<std::uint32_t>(to), pc);
+      if (to < 0 || to >= n) return;
+      jumps.emplace_back(static_cast<std::uint32_t>(to), pc);
+      jumped_to[static_cast<std::size_t>(to)] = true;
     };
     if (in.code == kLdImm64 || in.code == kCall) {
       const BpfCode::InsnRef& ref = code.ref(pc);
@@ -1145,6 +1148,7 @@ std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
     const std::uint32_t pc = todo.back();
     todo.pop_back();
     if (pc > 0 && falls_through(pc - 1)) lead(pc - 1);
+    if (!jumped_to[pc]) continue;
     auto it = std::lower_bound(jumps.begin(), jumps.end(), std::pair(pc, std::uint32_t{0}));
     for (; it != jumps.end() && it->first == pc; ++it) lead(it->second);
   }
