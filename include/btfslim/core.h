@@ -12,6 +12,8 @@
 
 #include "btfslim/btf.h"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -98,9 +100,23 @@ class BpfObject {
   // The function holding the relocated instruction, or nullptr.
   const BpfFunction* function_of(const CoreRelocation& r) const;
 
+  // The essential names of the named local root types the relocations ask candidates for (all but
+  // local_type_id's), each once, with the kinds (a bit per Kind) of the roots of that name: what a
+  // candidate index looks up, read once so that indexing never goes back to the object's pages.
+  struct RootName {
+    std::string_view name;
+    std::uint32_t kinds = 0;
+  };
+  std::span<const RootName> root_names() const { return root_names_; }
+
+  // Gives back the memory of the object's file pages: they are read again from the page cache when
+  // next touched. Many objects read one after another then hold one object's pages at a time.
+  void release_pages() const;
+
  private:
   BpfObject() = default;
   void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf);
+  void read_root_names();
 
   std::string path_;
   std::shared_ptr<const ElfFile> elf_;  // the mapped file and ELF the spans point into
@@ -110,6 +126,8 @@ class BpfObject {
   std::uint32_t line_info_count_ = 0;
   std::vector<ProgramSection> sections_;
   std::vector<CoreRelocation> relocations_;
+  std::unique_ptr<char[]> root_name_bytes_;  // root_names_ point here
+  std::vector<RootName> root_names_;
 };
 
 // The BTF relocations resolve against: a kernel's vmlinux BTF, and module BTFs split on it that libbpf
@@ -151,7 +169,7 @@ class CandidateIndex {
   };
   const Slot* find(std::string_view essential) const;
 
-  std::vector<Slot> slots_;              // sorted by name
+  std::vector<Slot> slots_;  // sorted by name; the names are the objects' root_names()
 };
 
 enum class CoreStatus : std::uint8_t {
@@ -198,12 +216,30 @@ class Matches {
   std::shared_ptr<const std::vector<TargetSpec>> specs_;
 };
 
+// Why a relocation is not Ok, or a note on one that is: a pointer to its text, which is kept once per
+// distinct text for the whole process. Relocations asking the same question share one reason, and a
+// result stays small (an agent has tens of thousands of them).
+class Reason {
+ public:
+  Reason() = default;
+  Reason(std::string_view text) : text_(text.empty() ? nullptr : intern(text)) {}  // NOLINT: implicit, as text
+  Reason(const std::string& text) : Reason(std::string_view(text)) {}             // NOLINT
+  Reason(const char* text) : Reason(std::string_view(text)) {}                    // NOLINT
+  bool empty() const { return text_ == nullptr; }
+  std::string_view view() const { return text_ ? std::string_view(*text_) : std::string_view(); }
+  operator std::string_view() const { return view(); }  // NOLINT: read as the text it is
+
+ private:
+  static const std::string* intern(std::string_view text);
+  const std::string* text_ = nullptr;
+};
+
 struct CoreResult {
   CoreStatus status = CoreStatus::Ok;
+  std::uint8_t local_size = 0, target_size = 0;  // load/store sizes (1, 2, 4 or 8) when they are adjusted
   std::uint64_t value = 0;        // the new value (Ok)
   std::uint64_t local_value = 0;  // what the compiler put in, from the local types
-  std::uint32_t local_size = 0, target_size = 0;  // load/store sizes when they are adjusted
-  std::string reason;              // why not Ok; also a note for Ok results worth one
+  Reason reason;                   // why not Ok; also a note for Ok results worth one
   Matches matches;                 // the candidates that matched, in candidate order
 };
 
@@ -219,3 +255,10 @@ std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateI
 std::string describe_access(const BpfObject& object, const CoreRelocation& r);
 
 }  // namespace btfslim
+
+template <>
+struct fmt::formatter<btfslim::Reason> : fmt::formatter<std::string_view> {
+  auto format(const btfslim::Reason& r, fmt::format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(r.view(), ctx);
+  }
+};

@@ -77,7 +77,12 @@ void run_check(const CheckArgs& args) {
                          "code no longer fails the check (--strict fails it)\n");
   CheckRun run;
   run.strict = args.strict;
-  for (const auto& path : args.objects) run.objects.push_back(BpfObject::open(path));
+  // Objects are read, then worked on, one at a time: each gives its pages back after each pass over it
+  // (release_pages), so that many objects hold no more memory than the largest.
+  for (const auto& path : args.objects) {
+    run.objects.push_back(BpfObject::open(path));
+    run.objects.back()->release_pages();
+  }
   std::vector<const BpfObject*> objects;
   // Each object's code, read where a poisoned relocation makes reaching it matter (reach.h), once for
   // every target; with one target, dropped after it.
@@ -86,7 +91,10 @@ void run_check(const CheckArgs& args) {
   // What the loader resolves against kernel BTF besides CO-RE: kfuncs, ksyms, attach targets, struct_ops.
   const AttachOptions attach = attach_options(args);
   std::vector<bool> used(attach.targets.size());
-  for (const auto& o : run.objects) run.kernel_refs.push_back(kernel_references(*o, attach, &used));
+  for (const auto& o : run.objects) {
+    run.kernel_refs.push_back(kernel_references(*o, attach, &used));
+    o->release_pages();
+  }
   for (std::size_t i = 0; i < used.size(); ++i)
     if (!used[i]) fail("--attach-target", "no program '{}' in the objects", esc(attach.targets[i].first));
 
@@ -132,6 +140,7 @@ void run_check(const CheckArgs& args) {
         cell.targets.push_back(it->second.second);
       }
       run.cells[o].push_back(std::move(cell));
+      objects[o]->release_pages();
     }
   };
   for (const std::string& t : targets) {

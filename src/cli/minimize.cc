@@ -80,6 +80,9 @@ struct ObjectSet {
   // relocations (reach.h), by whichever thread gets there first.
   mutable std::mutex code_mutex;
   mutable std::vector<std::unique_ptr<const BpfCode>> code;
+  // One source: an object's code and pages are given back as soon as they are done with, so that many
+  // objects hold no more memory than the largest (a batch keeps them for the next source).
+  bool one_source = false;
 
   const BpfCode& code_of(std::size_t o) const {
     const std::scoped_lock lock(code_mutex);
@@ -184,6 +187,10 @@ Failing failing_relocations(const ObjectSet& objs, const std::vector<std::vector
         f.first = fmt::format("{}: {}{}{}", where(*objects[o], relos[i]), status_name(r.status),
                               r.reason.empty() ? "" : ": ", r.reason);
     }
+    if (objs.one_source) {
+      objs.code[o].reset();
+      objects[o]->release_pages();
+    }
   }
   return f;
 }
@@ -255,6 +262,7 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   std::size_t relocations = 0, not_ok = 0;
   for (const BpfObject* obj : objects) {
     results.push_back(resolve_object(*obj, index));
+    if (objs.one_source) obj->release_pages();
     for (const CoreResult& r : results.back()) {
       ++relocations;
       if (r.status != CoreStatus::Ok) ++not_ok;
@@ -602,6 +610,7 @@ void run_minimize(const MinimizeArgs& args) {
     objects.code.emplace_back();
     if (!objects.owned.back()->has_ext() || objects.owned.back()->relocations().empty())
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", escape(path).c_str());
+    objects.owned.back()->release_pages();  // read again when resolved: one object's pages at a time
   }
   TargetOptions options;
   options.minimize.keep = args.keep;
@@ -610,7 +619,10 @@ void run_minimize(const MinimizeArgs& args) {
   options.verify = !args.no_verify;
   options.elf = args.elf;
   options.skip_poisoned = args.skip_poisoned;
-  if (!is_batch(args)) return run_single(args, objects, options);
+  if (!is_batch(args)) {
+    objects.one_source = true;
+    return run_single(args, objects, options);
+  }
   if (!args.source_base.empty()) options.source_base = load_btf(args.source_base);
   options.make_directories = true;
   Batch(args, objects, options).run();

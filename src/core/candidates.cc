@@ -67,18 +67,13 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
   std::unordered_map<std::string_view, std::uint32_t> by_name;
   std::uint32_t kinds = 0;  // bit per kind some root has
   for (const BpfObject* obj : objects) {
-    const Btf& local = obj->btf();
-    for (const CoreRelocation& r : obj->relocations()) {
-      if (r.local_type == 0 || r.kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) continue;
-      const TypeView t = local.type(r.local_type);
-      if (t.name_off() == 0) continue;
-      const std::string_view name = essential_name(local.str(t.name_off()));
-      if (name.empty()) continue;
-      kinds |= 1u << static_cast<unsigned>(t.kind());
-      if (any_enum(t.kind())) kinds |= (1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64));
-      if (by_name.try_emplace(name, static_cast<std::uint32_t>(slots_.size())).second) slots_.push_back({name, {}, {}});
+    for (const BpfObject::RootName& root : obj->root_names()) {
+      kinds |= root.kinds;
+      if (by_name.try_emplace(root.name, static_cast<std::uint32_t>(slots_.size())).second) slots_.push_back({root.name, {}, {}});
     }
   }
+  if (kinds & ((1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64))))
+    kinds |= (1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64));
   if (slots_.empty()) return;
 
   // Most target names share no first two bytes with any name asked for: a bitmap of those pairs skips
@@ -111,7 +106,7 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
   scan(target.main(), false);
   for (const auto& m : target.modules()) scan(*m, true);
 
-  // Sorted for lookup by name; the string views stay valid as long as the objects' BTF does.
+  // Sorted for lookup by name; the names are the objects' own copies (root_names()).
   std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) { return a.name < b.name; });
 }
 

@@ -11,6 +11,8 @@
 #include "btfslim/input.h"
 
 #include <algorithm>
+#include <bit>
+#include <unordered_map>
 
 namespace btfslim {
 namespace {
@@ -44,11 +46,47 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path) {
     obj->has_ext_ = true;
     obj->read_ext(*ext, *elf);
     file->release(*ext);  // its records are copied: an agent's is megabytes of line info
+    obj->read_root_names();
   }
   return obj;
 }
 
 BpfObject::~BpfObject() = default;
+
+void BpfObject::read_root_names() {
+  // The names in first-asked order, with their kinds; then copied into one block of our own.
+  std::unordered_map<std::string_view, std::uint32_t> by_name;
+  std::vector<RootName> names;
+  std::size_t bytes = 0;
+  for (const CoreRelocation& r : relocations_) {
+    if (r.local_type == 0 || r.kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) continue;
+    const TypeView t = btf_->type(r.local_type);
+    if (t.name_off() == 0) continue;
+    const std::string_view name = essential_name(btf_->str(t.name_off()));
+    if (name.empty()) continue;
+    const auto [it, fresh] = by_name.try_emplace(name, static_cast<std::uint32_t>(names.size()));
+    if (fresh) {
+      names.push_back({name, 0});
+      bytes += name.size();
+    }
+    names[it->second].kinds |= 1u << static_cast<unsigned>(t.kind());
+  }
+  root_name_bytes_ = std::make_unique<char[]>(std::max<std::size_t>(bytes, 1));
+  char* p = root_name_bytes_.get();
+  for (RootName& n : names) {
+    std::copy(n.name.begin(), n.name.end(), p);
+    n.name = {p, n.name.size()};
+    p += n.name.size();
+  }
+  root_names_ = std::move(names);
+}
+
+void BpfObject::release_pages() const {
+  // libelf converts a file of the other byte order in place (the mapping is private): only a file in
+  // the host's order reads back the same.
+  if (elf_->big_endian() != (std::endian::native == std::endian::big)) return;
+  elf_->file().release(elf_->file().bytes());
+}
 
 void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) {
   const std::string where = path_ + ": .BTF.ext";

@@ -617,12 +617,6 @@ class Walk {
       : code_(code), insns_(code.insns()), patches_(patches), reached_(reached), seen_flow_(seen) {}
 
   void run(std::uint32_t entry);
-  // Only what the control flow reaches from `entry`, every branch both ways: a bound on run()'s.
-  void run_flow(std::uint32_t entry) {
-    add_entry(entry);
-    mode_ = Mode::Flow;
-    flow();
-  }
   bool reached(std::uint32_t pc) const { return reached_[pc]; }
   // Every instruction reached, in the order first reached.
   const std::vector<std::uint32_t>& reached_list() const { return reached_.list(); }
@@ -856,9 +850,12 @@ void Walk::flow() {
     reached_.mark(pc);
     const BpfInsn& in = insns_[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-    const BpfCode::InsnRef& ref = code_.ref(pc);
-    if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
-      push(ref.target);
+    // Only calls and 64-bit immediate loads have a reference: the rest are not looked up.
+    if (in.code == kLdImm64 || in.code == kCall) {
+      const BpfCode::InsnRef& ref = code_.ref(pc);
+      if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
+        push(ref.target);
+    }
     if (in.code == kLdImm64) {
       push(std::int64_t{pc} + 2);
       continue;
@@ -1103,6 +1100,61 @@ void Walk::walk(std::uint32_t pc, State& st) {
   }
 }
 
+// Which instructions some path of the control flow leads from to a poisoned one, every branch taken
+// both ways (the graph Walk::flow() follows: jumps, fall-through, calls and subprogram addresses): one
+// backward pass over the whole code, for all programs. A program whose entry leads to none reaches
+// none, and is not walked.
+std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
+  const std::span<const BpfInsn> insns = code.insns();
+  const auto n = static_cast<std::uint32_t>(insns.size());
+  // Whether flow() goes on from `pc` to pc + 1; its other edges (jumps, calls, subprogram addresses,
+  // past an ld_imm64) are few: kept as (to, from), sorted, for going backwards.
+  auto falls_through = [&](std::uint32_t pc) {
+    const BpfInsn& in = insns[pc];
+    const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+    if (in.code == kLdImm64) return false;
+    return !((cls == kJmp || cls == kJmp32) && (op == kExit || op == kJa));
+  };
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> jumps;
+  std::vector<bool> jumped_to(n, false);  // whether `jumps` has any for the instruction
+  for (std::uint32_t pc = 0; pc < n; ++pc) {
+    const BpfInsn& in = insns[pc];
+    const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+    auto go = [&](std::int64_t to) {
+      if (to < 0 || to >= n) return;
+      jumps.emplace_back(static_cast<std::uint32_t>(to), pc);
+      jumped_to[static_cast<std::size_t>(to)] = true;
+    };
+    if (in.code == kLdImm64 || in.code == kCall) {
+      const BpfCode::InsnRef& ref = code.ref(pc);
+      if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
+        go(ref.target);
+    }
+    if (in.code == kLdImm64)
+      go(std::int64_t{pc} + 2);
+    else if ((cls == kJmp || cls == kJmp32) && op != kExit && op != kCallOp)
+      go(std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1);
+  }
+  std::sort(jumps.begin(), jumps.end());
+
+  std::vector<bool> leads(n, false);
+  std::vector<std::uint32_t> todo;
+  auto lead = [&](std::uint32_t pc) {
+    if (!leads[pc]) leads[pc] = true, todo.push_back(pc);
+  };
+  for (std::uint32_t pc = 0; pc < n; ++pc)
+    if (patches.kind(pc) == Patch::Poison) lead(pc);
+  while (!todo.empty()) {
+    const std::uint32_t pc = todo.back();
+    todo.pop_back();
+    if (pc > 0 && falls_through(pc - 1)) lead(pc - 1);
+    if (!jumped_to[pc]) continue;
+    auto it = std::lower_bound(jumps.begin(), jumps.end(), std::pair(pc, std::uint32_t{0}));
+    for (; it != jumps.end() && it->first == pc; ++it) lead(it->second);
+  }
+  return leads;
+}
+
 }  // namespace
 
 bool any_poisoned(std::span<const CoreResult> results) {
@@ -1114,9 +1166,6 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
   out.reached.assign(results.size(), false);
   out.programs.resize(code.programs().size());
   Patches patches(code.insns().size());
-  // The relocations by instruction, for going from what a program reaches to them.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> at;  // (instruction, relocation)
-  at.reserve(results.size());
   bool poisoned = false;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::uint32_t pc = code.insn_of(i);
@@ -1124,7 +1173,6 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
       out.reached[i] = true;  // not in code we can read: take it as reached
       continue;
     }
-    at.emplace_back(pc, static_cast<std::uint32_t>(i));
     switch (results[i].status) {
       case CoreStatus::Ok:
         if (patches.kind(pc) != Patch::Poison) patches.set(pc, {Patch::Value, results[i].value});
@@ -1143,20 +1191,19 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     if (results[i].status != CoreStatus::Poisoned) out.reached[i] = true;
   if (!poisoned) return out;
   patches.done();
+  // The relocations of poisoned instructions, by instruction: what a program that reaches one of them
+  // reaches (the only instructions looked up below; few of an object's).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> at;  // (instruction, relocation)
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (const std::uint32_t pc = code.insn_of(i); pc != kNoInsn && patches.kind(pc) == Patch::Poison)
+      at.emplace_back(pc, static_cast<std::uint32_t>(i));
   std::sort(at.begin(), at.end());
   Marks reached(code.insns().size()), seen(code.insns().size());
+  const std::vector<bool> leads = leads_to_poison(code, patches);
   for (std::size_t p = 0; p < code.programs().size(); ++p) {
     ProgramReach& pr = out.programs[p];
-    reached.clear();
-    seen.clear();
-    {
-      // A program whose control flow meets no poisoned instruction reaches none: not walked.
-      Walk flow(code, patches, reached, seen);
-      flow.run_flow(code.programs()[p].entry);
-      const auto& pcs = flow.reached_list();
-      if (std::none_of(pcs.begin(), pcs.end(), [&](std::uint32_t pc) { return patches.kind(pc) == Patch::Poison; }))
-        continue;
-    }
+    // A program whose control flow meets no poisoned instruction reaches none: not walked.
+    if (!leads[code.programs()[p].entry]) continue;
     reached.clear();
     seen.clear();
     Walk walk(code, patches, reached, seen);

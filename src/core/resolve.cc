@@ -20,7 +20,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace btfslim {
 namespace {
@@ -275,8 +277,8 @@ void judge_patch(const Calc& res, const std::uint8_t* p, std::size_t left, bool 
           return error(fmt::format("unexpected load/store size: got {}, expected {}", insn_bytes, res.orig_sz));
         if (res.new_sz != 1 && res.new_sz != 2 && res.new_sz != 4 && res.new_sz != 8)
           return error(fmt::format("invalid new load/store size {}", res.new_sz));
-        out.local_size = res.orig_sz;
-        out.target_size = res.new_sz;
+        out.local_size = static_cast<std::uint8_t>(res.orig_sz);
+        out.target_size = static_cast<std::uint8_t>(res.new_sz);
       }
       return;
     }
@@ -307,6 +309,14 @@ std::string errno_text(int err) {
 }
 
 }  // namespace
+
+const std::string* Reason::intern(std::string_view text) {
+  // Few distinct texts (one per question that fails, at most), asked for by any thread of a batch.
+  static std::mutex mutex;
+  static std::unordered_set<std::string> texts;
+  const std::scoped_lock lock(mutex);
+  return &*texts.emplace(text).first;
+}
 
 Matches Matches::roots_only() const {
   std::vector<TargetSpec> roots;

@@ -272,6 +272,7 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
     out.print("{}: {} relocations: {}\n", names.objects[o], relos.size(), summary(tally(run, cell)));
     print_kernel_refs(run, o, names.objects[o], failures_only, out);
     out.put('\n');
+    obj.release_pages();  // one object's pages at a time
   }
   out.print("{}\n", verdict_line(run));
 }
@@ -318,13 +319,15 @@ void print_matrix(const CheckRun& run, const Names& names, bool failures_only, O
       }
     }
   // What fails where.
-  for (const std::size_t o : rows)
+  for (const std::size_t o : rows) {
     for (std::size_t t = 0; t < run.targets.size(); ++t) {
       const std::vector<FailureRow> failing = failure_rows(run, o, t);
       if (failing.empty()) continue;
       out.print("\n{} on {}:\n", names.objects[o], names.kernels[t]);
       print_failure_rows(failing, out);
     }
+    run.objects[o]->release_pages();  // one object's pages at a time
+  }
   if (!rows.empty()) out.put('\n');
   out.print("{}\n", verdict_line(run));
 }
@@ -453,6 +456,7 @@ void print_json(const CheckRun& run, bool failures_only, OutputBuffer& out) {
         "kernel_references", refs.size(), [&](std::size_t i) { json_kernel_ref_fields(j, refs[i]); },
         [&](std::size_t i, const ObjectOnTarget& cell) { json_kernel_ref_result(j, refs[i], cell.kernel_refs[i]); });
     j.end_object();
+    obj.release_pages();  // one object's pages at a time
   }
   j.end_array();
   j.field("summary", verdict_line(run));
