@@ -161,7 +161,7 @@ std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::si
     if (!relocation_fails(run, r, cell.dead[i])) continue;
     const Where w = where(obj, relos[i]);
     rows.push_back({escape(w.program), fmt::format("insn #{}", w.insn_idx), std::string(reloc_kind_name(relos[i].kind)),
-                    result_text(r, cell.dead[i]), describe_access(obj, relos[i]), r.reason});
+                    result_text(r, cell.dead[i]), describe_access(obj, relos[i]), std::string(std::string_view(r.reason))});
   }
   failing_kernel_refs(run, o, t, rows);
   return rows;
