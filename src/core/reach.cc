@@ -379,10 +379,10 @@ Slot join_slots(const Slot& x, const Slot& y) {
   return j;
 }
 
-// The join of two states of the same call chain: what holds on both.
-State join(const State& a, const State& b) {
-  State j;
+// The join of two states of the same call chain, into `j`: what holds on both.
+void join(const State& a, const State& b, State& j) {
   j.frames = a.frames;
+  j.stack.clear();
   for (std::size_t f = 0; f < j.frames.size(); ++f)
     for (int r = 0; r < 11; ++r) j.frames[f].regs[r] = join(a.frames[f].regs[r], b.frames[f].regs[r]);
   auto key = [](const Slot& s) { return std::pair(s.frame, s.off); };
@@ -403,7 +403,6 @@ State join(const State& a, const State& b) {
     }
     if (!s.empty()) j.stack.push_back(s);
   }
-  return j;
 }
 
 // ---- arithmetic on constants, as the BPF ISA defines it ----
@@ -609,12 +608,86 @@ class Marks {
   std::vector<std::uint32_t> list_;
 };
 
+// The hashes of the states seen at meeting points: open addressing, cleared in time proportional to
+// what was added (a program walked after another reuses the table, however large it grew).
+class HashSet {
+ public:
+  // Whether `h` was not in the set.
+  bool insert(std::uint64_t h) {
+    if (h == 0) h = 1;  // 0 marks an empty bucket
+    if ((added_.size() + 1) * 2 > table_.size()) grow();
+    // The bucket from the hash's high bits (Fibonacci hashing): its low bits are the weaker ones.
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t i = (h * 0x9e3779b97f4a7c15ULL) >> shift_;; i = (i + 1) & mask) {
+      if (table_[i] == h) return false;
+      if (table_[i] == 0) {
+        table_[i] = h;
+        added_.push_back(static_cast<std::uint32_t>(i));
+        return true;
+      }
+    }
+  }
+  void clear() {
+    for (const std::uint32_t i : added_) table_[i] = 0;
+    added_.clear();
+  }
+
+ private:
+  void grow() {
+    std::vector<std::uint64_t> old(std::max<std::size_t>(table_.size() * 2, 1024), 0);
+    old.swap(table_);
+    shift_ = 64 - std::countr_zero(table_.size());
+    added_.clear();
+    for (const std::uint64_t h : old)
+      if (h != 0) insert(h);
+  }
+  std::vector<std::uint64_t> table_;
+  std::vector<std::uint32_t> added_;
+  int shift_ = 64;
+};
+
+struct Work {
+  std::uint32_t pc;
+  State state;
+};
+
+// What walks need besides the code, kept from one program's walk to the next so that an object's
+// hundreds of programs allocate it once: the instructions reached and queued, the states seen, how
+// many at each instruction, and states whose vectors are kept for reuse (a branch copies the state
+// into one of them rather than into fresh memory).
+struct WalkScratch {
+  explicit WalkScratch(std::size_t insns) : reached(insns), seen_flow(insns), states_at(insns, 0) {}
+  void clear() {
+    reached.clear();
+    seen_flow.clear();
+    seen.clear();
+    for (const std::uint32_t pc : counted) states_at[pc] = 0;
+    counted.clear();
+  }
+  // A state equal to `st`, in memory kept from an earlier one where there is some.
+  State copy(const State& st) {
+    if (spare.empty()) return st;
+    State s = std::move(spare.back());
+    spare.pop_back();
+    s = st;
+    return s;
+  }
+  void recycle(State&& st) { spare.push_back(std::move(st)); }
+
+  Marks reached, seen_flow;
+  HashSet seen;
+  std::vector<std::uint8_t> states_at;  // states admitted at each instruction, up to kStatesPerInsn
+  std::vector<std::uint32_t> counted;   // the instructions with a count
+  std::vector<State> spare;
+  std::vector<Work> work;
+};
+
 class Walk {
  public:
-  // `reached` and `seen` are empty scratch sets over the code's instructions; reached() says what the walk
-  // marked in the first until they are cleared.
-  Walk(const BpfCode& code, const Patches& patches, Marks& reached, Marks& seen)
-      : code_(code), insns_(code.insns()), patches_(patches), reached_(reached), seen_flow_(seen) {}
+  // `scratch` is cleared; reached() says what the walk marked there until it is cleared again.
+  Walk(const BpfCode& code, const Patches& patches, WalkScratch& scratch)
+      : code_(code), insns_(code.insns()), patches_(patches), scratch_(scratch), reached_(scratch.reached),
+        seen_flow_(scratch.seen_flow), work_(scratch.work) {}
 
   void run(std::uint32_t entry);
   bool reached(std::uint32_t pc) const { return reached_[pc]; }
@@ -624,10 +697,6 @@ class Walk {
 
  private:
   enum class Mode { Exact, Merged, Flow };
-  struct Work {
-    std::uint32_t pc;
-    State state;
-  };
 
   void walk(std::uint32_t pc, State& st);
   bool admit(std::uint32_t pc, State& st);
@@ -646,14 +715,14 @@ class Walk {
   const BpfCode& code_;
   std::span<const BpfInsn> insns_;
   const Patches& patches_;
+  WalkScratch& scratch_;
   Marks& reached_;
   Marks& seen_flow_;  // flow(): what it has queued
+  std::vector<Work>& work_;
   std::vector<std::uint32_t> entries_;
   std::unordered_set<std::uint32_t> entry_set_;
-  std::vector<Work> work_;
-  std::unordered_set<std::uint64_t> seen_;
-  std::unordered_map<std::uint32_t, std::uint32_t> states_at_;
   std::unordered_map<std::uint64_t, std::vector<State>> merged_;
+  State joined_;  // Merged mode: the join being made
   std::uint64_t steps_ = 0;
   Mode mode_ = Mode::Exact;
 };
@@ -798,20 +867,20 @@ void Walk::call_clobbers(State& st, HelperMemory mem) {
 
 bool Walk::admit(std::uint32_t pc, State& st) {
   if (mode_ == Mode::Exact) {
-    std::uint32_t& count = states_at_[pc];
+    std::uint8_t& count = scratch_.states_at[pc];
     if (count < kStatesPerInsn) {
-      if (!seen_.insert(hash_state(pc, st)).second) return false;
-      ++count;
+      if (!scratch_.seen.insert(hash_state(pc, st))) return false;
+      if (count++ == 0) scratch_.counted.push_back(pc);
       return true;
     }
   }
   std::vector<State>& list = merged_[mix(pc, hash_chain(st))];
   for (State& m : list) {
     if (!same_chain(m, st)) continue;
-    State j = join(m, st);
-    if (j == m) return false;
-    m = j;
-    st = std::move(j);
+    join(m, st, joined_);
+    if (joined_ == m) return false;
+    m = joined_;
+    st = joined_;
     return true;
   }
   list.push_back(st);
@@ -821,7 +890,7 @@ bool Walk::admit(std::uint32_t pc, State& st) {
 void Walk::run(std::uint32_t entry) {
   add_entry(entry);
   for (std::size_t e = 0; e < entries_.size() && mode_ != Mode::Flow; ++e) {
-    State init;
+    State init = scratch_.copy(State{});
     Frame& f = init.frames.emplace_back();
     f.function = entries_[e];
     f.regs[10] = {Kind::Stack, 0, 0, 0};
@@ -830,6 +899,7 @@ void Walk::run(std::uint32_t entry) {
       Work w = std::move(work_.back());
       work_.pop_back();
       walk(w.pc, w.state);
+      scratch_.recycle(std::move(w.state));
     }
   }
   if (mode_ == Mode::Flow) flow();
@@ -1066,7 +1136,7 @@ void Walk::walk(std::uint32_t pc, State& st) {
         }
         const std::uint32_t target = static_cast<std::uint32_t>(std::int64_t{pc} + in.off + 1);
         if (op == kJcond) {  // may_goto: either way
-          work_.push_back({target, st});
+          work_.push_back({target, scratch_.copy(st)});
           ++pc;
           break;
         }
@@ -1082,7 +1152,7 @@ void Walk::walk(std::uint32_t pc, State& st) {
           break;
         }
         // Both ways. On the edge where a 64-bit equality holds, an unknown side equals the other.
-        State other = st;
+        State other = scratch_.copy(st);
         if (!is32 && (op == kJeq || op == kJne)) {
           State& equal = op == kJeq ? other : st;
           Value* er = equal.frames.back().regs;
@@ -1198,15 +1268,14 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     if (const std::uint32_t pc = code.insn_of(i); pc != kNoInsn && patches.kind(pc) == Patch::Poison)
       at.emplace_back(pc, static_cast<std::uint32_t>(i));
   std::sort(at.begin(), at.end());
-  Marks reached(code.insns().size()), seen(code.insns().size());
+  WalkScratch scratch(code.insns().size());
   const std::vector<bool> leads = leads_to_poison(code, patches);
   for (std::size_t p = 0; p < code.programs().size(); ++p) {
     ProgramReach& pr = out.programs[p];
     // A program whose control flow meets no poisoned instruction reaches none: not walked.
     if (!leads[code.programs()[p].entry]) continue;
-    reached.clear();
-    seen.clear();
-    Walk walk(code, patches, reached, seen);
+    scratch.clear();
+    Walk walk(code, patches, scratch);
     walk.run(code.programs()[p].entry);
     pr.exact = walk.exact();
     for (const std::uint32_t pc : walk.reached_list()) {
