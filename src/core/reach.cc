@@ -112,11 +112,19 @@ BpfCode::BpfCode(const BpfObject& object) {
   for (std::uint32_t s = 1; s < sections.size(); ++s) {
     const ElfFile::Section& sec = sections[s];
     if (!executable(sec)) continue;
-    elf.file().prefetch(sec.bytes);
     const std::uint32_t count = static_cast<std::uint32_t>(sec.bytes.size() / kInsnSize);
     base[s] = static_cast<std::uint32_t>(insns_.size());
     code.push_back({s, base[s], count});
-    for (std::uint32_t i = 0; i < count; ++i) insns_.push_back(decode(sec.bytes.data() + i * kInsnSize, big_endian_));
+    // Decoded a stretch at a time, each stretch's pages given back before the next is read: the file's
+    // copy of the code and ours are never both in memory (an agent's code is megabytes).
+    constexpr std::uint32_t kStretch = 32768;  // instructions: 256 KiB
+    for (std::uint32_t from = 0; from < count; from += kStretch) {
+      const std::span<const std::uint8_t> stretch =
+          sec.bytes.subspan(std::size_t{from} * kInsnSize, std::size_t{std::min(kStretch, count - from)} * kInsnSize);
+      elf.file().prefetch(stretch);
+      for (std::size_t i = 0; i < stretch.size(); i += kInsnSize) insns_.push_back(decode(stretch.data() + i, big_endian_));
+      elf.file().release(stretch);
+    }
     if (sec.name == ".text") text = s;
   }
   for (std::uint32_t s = 1; s < sections.size(); ++s)
@@ -247,8 +255,6 @@ BpfCode::BpfCode(const BpfObject& object) {
     reloc_insn_.push_back(at);
   }
   refs_.assign(refs.begin(), refs.end());
-  // The code is decoded: the file's pages of it are given back (read-only data is still read there).
-  for (const Code& c : code) elf.file().release(sections[c.index].bytes);
   std::sort(refs_.begin(), refs_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
 }
 
@@ -684,10 +690,12 @@ struct WalkScratch {
 
 class Walk {
  public:
-  // `scratch` is cleared; reached() says what the walk marked there until it is cleared again.
-  Walk(const BpfCode& code, const Patches& patches, WalkScratch& scratch)
-      : code_(code), insns_(code.insns()), patches_(patches), scratch_(scratch), reached_(scratch.reached),
-        seen_flow_(scratch.seen_flow), work_(scratch.work) {}
+  // `scratch` is cleared; reached() says what the walk marked there until it is cleared again. `leads`
+  // says which instructions some path of the control flow leads from to a poisoned one
+  // (leads_to_poison()): a path past all of them reaches none, and goes no further.
+  Walk(const BpfCode& code, const Patches& patches, const std::vector<bool>& leads, WalkScratch& scratch)
+      : code_(code), insns_(code.insns()), patches_(patches), leads_(leads), scratch_(scratch),
+        reached_(scratch.reached), seen_flow_(scratch.seen_flow), work_(scratch.work) {}
 
   void run(std::uint32_t entry);
   bool reached(std::uint32_t pc) const { return reached_[pc]; }
@@ -700,6 +708,7 @@ class Walk {
 
   void walk(std::uint32_t pc, State& st);
   bool admit(std::uint32_t pc, State& st);
+  bool may_meet_poison(std::uint32_t pc, const State& st) const;
   void flow();
   void add_entry(std::uint32_t pc) {
     if (entry_set_.insert(pc).second) entries_.push_back(pc);
@@ -715,6 +724,7 @@ class Walk {
   const BpfCode& code_;
   std::span<const BpfInsn> insns_;
   const Patches& patches_;
+  const std::vector<bool>& leads_;
   WalkScratch& scratch_;
   Marks& reached_;
   Marks& seen_flow_;  // flow(): what it has queued
@@ -941,10 +951,20 @@ void Walk::flow() {
   }
 }
 
+// Whether the path at `pc` may still meet a poisoned instruction: from here, or from where one of
+// the functions it is in returns to (the control flow leads_to_poison() follows does not return).
+bool Walk::may_meet_poison(std::uint32_t pc, const State& st) const {
+  if (leads_[pc]) return true;
+  for (std::size_t f = 1; f < st.frames.size(); ++f)
+    if (leads_[st.frames[f].return_pc]) return true;
+  return false;
+}
+
 void Walk::walk(std::uint32_t pc, State& st) {
   const std::size_t n = insns_.size();
   for (;;) {
     if (pc >= n) return;
+    if (!may_meet_poison(pc, st)) return;
     if (code_.joins(pc) && !admit(pc, st)) return;
     ++steps_;
     if (mode_ == Mode::Exact && steps_ > kExactSteps) mode_ = Mode::Merged;
@@ -1275,7 +1295,7 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     // A program whose control flow meets no poisoned instruction reaches none: not walked.
     if (!leads[code.programs()[p].entry]) continue;
     scratch.clear();
-    Walk walk(code, patches, scratch);
+    Walk walk(code, patches, leads, scratch);
     walk.run(code.programs()[p].entry);
     pr.exact = walk.exact();
     for (const std::uint32_t pc : walk.reached_list()) {

@@ -312,4 +312,37 @@ int data_guard_fails(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+static __noinline long scaled(long v)
+{
+	return v * 3 + 1;
+}
+
+/* An unguarded read after a call of a subprogram that reads nothing relocated: what lies past the
+ * callee's return is reached (a walk that gave up inside the callee would miss it). */
+SEC("raw_tp/sys_enter")
+int after_call_fails(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct dc_task *t = TASK(ctx);
+
+	out[21] = scaled(ctx->args[1]);
+	out[22] = BPF_CORE_READ(t, new_field);
+	return 0;
+}
+
+static __noinline int has_new_field(struct dc_task *t)
+{
+	return bpf_core_field_exists(t->new_field);
+}
+
+/* The guard's value returned by a static subprogram: the verifier knows r0 after the call. */
+SEC("raw_tp/sys_enter")
+int guard_returned(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct dc_task *t = TASK(ctx);
+
+	if (has_new_field(t))
+		out[23] = BPF_CORE_READ(t, new_field);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";
