@@ -61,6 +61,8 @@ class BpfCode {
   std::span<const BpfInsn> insns() const { return insns_; }
   // Calls and 64-bit immediate loads have one; every other instruction has none.
   const InsnRef& ref(std::uint32_t pc) const;
+  // All of them, by instruction: for a pass over the whole code.
+  std::span<const std::pair<std::uint32_t, InsnRef>> refs() const { return refs_; }
   bool big_endian() const { return big_endian_; }
   // Instructions where paths meet (jump targets, function entries, returns from calls).
   bool joins(std::uint32_t pc) const { return joins_[pc]; }

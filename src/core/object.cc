@@ -55,11 +55,15 @@ BpfObject::~BpfObject() = default;
 
 void BpfObject::read_root_names() {
   // The names in first-asked order, with their kinds; then copied into one block of our own.
+  // Each local type is looked at once: an agent's thousands of relocations have a few hundred roots.
   std::unordered_map<std::string_view, std::uint32_t> by_name;
   std::vector<RootName> names;
+  std::vector<bool> seen(btf_->end_id(), false);
   std::size_t bytes = 0;
   for (const CoreRelocation& r : relocations_) {
     if (r.local_type == 0 || r.kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) continue;
+    if (seen[r.local_type]) continue;  // valid: read_ext checked it
+    seen[r.local_type] = true;
     const TypeView t = btf_->type(r.local_type);
     if (t.name_off() == 0) continue;
     const std::string_view name = essential_name(btf_->str(t.name_off()));

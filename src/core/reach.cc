@@ -343,7 +343,10 @@ std::uint64_t hash_state(std::uint32_t pc, const State& s) {
   std::uint64_t h = mix(0x1234567, pc);
   for (const Frame& f : s.frames) {
     h = mix(h, std::uint64_t{f.function} << 32 | f.return_pc);
-    for (const Value& r : f.regs) h = hash_value(h, r);
+    // An unknown number, what most registers hold, says nothing: only the others are hashed, with
+    // their register's number.
+    for (std::uint64_t r = 0; r < 11; ++r)
+      if (f.regs[r] != scalar()) h = hash_value(mix(h, r), f.regs[r]);
   }
   for (const Slot& sl : s.stack)
     h = hash_value(mix(h, std::uint64_t{sl.frame} << 40 | std::uint64_t{static_cast<std::uint16_t>(sl.off)} << 16 |
@@ -576,7 +579,9 @@ class Patches {
     if (p.kind == Patch::Value) values_.emplace_back(pc, p.value);
   }
   void done() {
-    std::stable_sort(values_.begin(), values_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Set in record order, which is mostly the code's: sorted already more often than not.
+    auto by_pc = [](const auto& a, const auto& b) { return a.first < b.first; };
+    if (!std::is_sorted(values_.begin(), values_.end(), by_pc)) std::stable_sort(values_.begin(), values_.end(), by_pc);
   }
   Patch at(std::uint32_t pc) const {
     if (kinds_[pc] != Patch::Value) return {static_cast<decltype(Patch::kind)>(kinds_[pc]), 0};
@@ -762,10 +767,14 @@ void drop_empty(State& st) {
                  st.stack.end());
 }
 
+// The slots of `frame` with a byte in [lo, hi): one run of the sorted stack, erased at once.
 void Walk::forget(State& st, std::uint8_t frame, std::int64_t lo, std::int64_t hi) {
-  st.stack.erase(std::remove_if(st.stack.begin(), st.stack.end(),
-                                [&](const Slot& s) { return s.frame == frame && s.off + 8 > lo && s.off < hi; }),
-                 st.stack.end());
+  auto key = [](const Slot& s) { return std::pair<int, std::int64_t>(s.frame, s.off); };
+  const auto first = std::lower_bound(st.stack.begin(), st.stack.end(), std::pair<int, std::int64_t>(frame, lo - 7),
+                                      [&](const Slot& s, const auto& k) { return key(s) < k; });
+  auto last = first;
+  while (last != st.stack.end() && last->frame == frame && last->off < hi) ++last;
+  st.stack.erase(first, last);
 }
 
 // A write through `ptr` (a helper's, a global function's) of `size` bytes, or of unknown extent (-1):
@@ -1207,6 +1216,8 @@ std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
   };
   std::vector<std::pair<std::uint32_t, std::uint32_t>> jumps;
   std::vector<bool> jumped_to(n, false);  // whether `jumps` has any for the instruction
+  const auto refs = code.refs();
+  std::size_t next_ref = 0;  // the first reference at or after `pc`
   for (std::uint32_t pc = 0; pc < n; ++pc) {
     const BpfInsn& in = insns[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
@@ -1215,8 +1226,9 @@ std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
       jumps.emplace_back(static_cast<std::uint32_t>(to), pc);
       jumped_to[static_cast<std::size_t>(to)] = true;
     };
-    if (in.code == kLdImm64 || in.code == kCall) {
-      const BpfCode::InsnRef& ref = code.ref(pc);
+    while (next_ref < refs.size() && refs[next_ref].first < pc) ++next_ref;
+    if (next_ref < refs.size() && refs[next_ref].first == pc) {
+      const BpfCode::InsnRef& ref = refs[next_ref].second;
       if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
         go(ref.target);
     }

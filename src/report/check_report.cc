@@ -80,11 +80,21 @@ std::string_view nothing_to_do(const BpfObject& obj) {
   return "";
 }
 
-std::string result_text(const CoreResult& r, bool dead) {
+// A relocation's result as the table shows it, in a buffer of its own: a table row formats one for
+// each of its thousands of relocations, and asks the heap for none.
+using ResultText = fmt::basic_memory_buffer<char, 64>;
+
+std::string_view result_text(const CoreResult& r, bool dead, ResultText& buf) {
+  buf.clear();
   switch (r.status) {
     case CoreStatus::Ok:
-      if (r.target_size != r.local_size) return fmt::format("{} (size {} -> {})", r.value, r.local_size, r.target_size);
-      return r.value == r.local_value ? fmt::format("{}", r.value) : fmt::format("{} (was {})", r.value, r.local_value);
+      if (r.target_size != r.local_size)
+        fmt::format_to(std::back_inserter(buf), FMT_COMPILE("{} (size {} -> {})"), r.value, r.local_size, r.target_size);
+      else if (r.value == r.local_value)
+        fmt::format_to(std::back_inserter(buf), FMT_COMPILE("{}"), r.value);
+      else
+        fmt::format_to(std::back_inserter(buf), FMT_COMPILE("{} (was {})"), r.value, r.local_value);
+      return {buf.data(), buf.size()};
     case CoreStatus::Poisoned:
       return dead ? "poisoned (dead code)" : "POISONED";
     case CoreStatus::Ambiguous:
@@ -93,6 +103,11 @@ std::string result_text(const CoreResult& r, bool dead) {
       return "ERROR";
   }
   return "";
+}
+
+std::string result_text(const CoreResult& r, bool dead) {
+  ResultText buf;
+  return std::string(result_text(r, dead, buf));
 }
 
 // The names a report shows: every object's and every target's shortest unique suffix, escaped.
@@ -211,17 +226,20 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
     // pushes nothing out of its column.
     const auto relos = obj.relocations();
     auto listed = [&](std::size_t i) { return !failures_only || relocation_fails(run, cell.results[i], cell.dead[i]); };
-    std::vector<std::uint32_t> program_of(relos.size());
+    std::vector<std::uint32_t> program_of(relos.size()), insn_of(relos.size());
     std::vector<std::string> programs;
     std::unordered_map<std::string_view, std::uint32_t> program_ids;
     std::size_t pw = 7, rw = 6, tw = 6;
+    ResultText text;
     for (std::size_t i = 0; i < relos.size(); ++i) {
-      auto [p, new_program] = program_ids.try_emplace(where(obj, relos[i]).program, static_cast<std::uint32_t>(programs.size()));
+      const Where w = where(obj, relos[i]);
+      auto [p, new_program] = program_ids.try_emplace(w.program, static_cast<std::uint32_t>(programs.size()));
       if (new_program) programs.push_back(escape(p->first));
       program_of[i] = p->second;
+      insn_of[i] = static_cast<std::uint32_t>(w.insn_idx);  // an offset in 32 bits, over 8
       if (!listed(i)) continue;
       pw = std::max(pw, programs[p->second].size());
-      rw = std::max(rw, result_text(cell.results[i], cell.dead[i]).size());
+      rw = std::max(rw, result_text(cell.results[i], cell.dead[i], text).size());
       if (cell.targets[i] != 0) tw = std::max(tw, cell.target_names[cell.targets[i]].size());
     }
     tw = std::min<std::size_t>(tw, 40);
@@ -251,18 +269,35 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
         out.write("  ACCESSOR\n");
         header = true;
       }
+      // The row is laid out in place at the end of the output buffer, each cell copied and padded:
+      // no call into the formatter or the buffer per cell, for tables of tens of thousands of rows.
       const CoreResult& r = cell.results[i];
-      out.write("  ");
-      cell_at(programs[program_of[i]], pw);
-      out.print(FMT_COMPILE("  {:>5}  "), where(obj, relos[i]).insn_idx);
-      cell_at(reloc_kind_name(relos[i].kind), 14);
-      out.write("  ");
-      cell_at(result_text(r, cell.dead[i]), rw);
-      out.write("  ");
-      cell_at(cell.targets[i] == 0 ? "-" : cell.target_names[cell.targets[i]], tw);
-      out.write("  ");
-      out.write(accessor(relos[i]));
-      out.put('\n');
+      const std::string_view program = programs[program_of[i]], kind = reloc_kind_name(relos[i].kind),
+                             result = result_text(r, cell.dead[i], text),
+                             target = cell.targets[i] == 0 ? std::string_view("-") : cell.target_names[cell.targets[i]],
+                             access = accessor(relos[i]);
+      fmt::memory_buffer& buf = out.buffer();
+      const std::size_t at = buf.size();
+      buf.resize(at + std::max(program.size(), pw) + std::max(result.size(), rw) + std::max(target.size(), tw) +
+                 access.size() + 48);
+      char* p = buf.data() + at;
+      auto put = [&p](std::string_view s, std::size_t width) {
+        p = std::copy(s.begin(), s.end(), p);
+        if (s.size() < width) p = std::fill_n(p, width - s.size(), ' ');
+      };
+      put("  ", 2);
+      put(program, pw);
+      p = fmt::format_to(p, FMT_COMPILE("  {:>5}  "), insn_of[i]);
+      put(kind, 14);
+      put("  ", 2);
+      put(result, rw);
+      put("  ", 2);
+      put(target, tw);
+      put("  ", 2);
+      put(access, 0);
+      *p++ = '\n';
+      buf.resize(static_cast<std::size_t>(p - buf.data()));
+      out.flush_if_needed();
       if (!r.reason.empty() && r.status != CoreStatus::Ok) {
         cell_at("", pw + 11);
         out.write(r.reason);
@@ -472,7 +507,10 @@ void print_github(const CheckRun& run, const Names& names, OutputBuffer& out) {
       const std::vector<FailureRow> failing = failure_rows(run, o, t);
       if (failing.empty()) continue;
       std::string text = fmt::format("{} on {}: {} failing", names.objects[o], names.kernels[t], failing.size());
-      for (const FailureRow& row : failing) text += "\n" + failure_sentence(row);
+      for (const FailureRow& row : failing) {
+        text += '\n';
+        text += failure_sentence(row);
+      }
       out.print("::error file={},title={}::{}\n", github_property(escape(run.objects[o]->path())),
                 github_property(fmt::format("btfslim check: {} fails on {}", names.objects[o], names.kernels[t])),
                 github_data(text));
