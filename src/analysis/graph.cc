@@ -92,11 +92,13 @@ TypeGraph::TypeGraph(const Btf& btf) : preds_(std::make_unique<Predecessors>()) 
         ++base_edges;
       return;
     }
+    // Without branches: whether a reference is void, the base's or an own type follows no pattern the
+    // branch predictor could learn (a prototype's void return, its parameters), and a slot written
+    // and not counted is overwritten by the next (the bound above leaves room for it).
     for_each_type_ref(t, [&](TypeId ref) {
-      if (ref >= first)
-        out[edges++] = ref - first;
-      else if (ref != 0)
-        ++base_edges;
+      out[edges] = ref - first;
+      edges += ref >= first;
+      base_edges += ref != 0 && ref < first;
     });
   });
   succ_start_[n] = edges;
@@ -131,31 +133,35 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   DominatorTree tree;
 
   // What costs here is cache misses, not instructions: the walks below jump around arrays of a few
-  // hundred KiB to a few MiB. So the checks made per edge go to bitmaps that stay in L1 (which nodes are
-  // reached, which have predecessors), and the predecessor lists are rebuilt in DFS numbering, by a
-  // counting sort whose loads do not depend on each other, so that Semi-NCA reads them in order.
-  std::vector<std::uint64_t> reached((n + 63) / 64), referred((n + 63) / 64);
+  // hundred KiB to a few MiB. So the check made per edge goes to a bitmap that stays in L1 (which nodes
+  // are reached), and the predecessor lists are rebuilt in DFS numbering, by a counting sort whose loads
+  // do not depend on each other, so that Semi-NCA reads them in order. The sort's counts are the nodes'
+  // referrer counts, taken in one pass over the edges before the DFS and moved to their numbers' slots
+  // as the DFS numbers them (in the same slot of `num`, so the same cache line): the edges are then
+  // walked once more to place them, not twice (1.4 ms instead of 2.3 for vmlinux, 126k nodes).
+  std::vector<std::uint64_t> reached((n + 63) / 64);
   auto test = [](const std::vector<std::uint64_t>& bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
   auto set = [](std::vector<std::uint64_t>& bits, std::uint32_t v) { bits[v / 64] |= std::uint64_t{1} << (v % 64); };
-  for (const std::uint32_t v : graph.succ_) set(referred, v);
-  // The roots: every node nothing refers to, then one per cycle that nothing outside reaches (rare).
-  std::size_t unreferred = 0;
-  for (const std::uint64_t word : referred) unreferred += 64 - static_cast<std::size_t>(std::popcount(word));
-  tree.roots.reserve(unreferred);
 
   // The arrays, in the order that keeps the most memory live at once smallest (it is what the resident
   // set peaks at): `num` is needed only until the predecessors are renumbered, so it goes on top, and
   // its place is taken by `slot`; the semidominators need no array of their own (see below).
-  //   num[v]      v's depth-first number: 0 is the virtual root, nodes get 1..n; preorder[i - 1] is the
-  //               node numbered i
+  //   num[v]      v's referrer count until the DFS reaches v, then v's depth-first number: 0 is the
+  //               virtual root, nodes get 1..n; preorder[i - 1] is the node numbered i
   //   dom[i - 1]  number i's DFS tree parent, which becomes its immediate dominator
   //   pred        the predecessors of number b, as numbers, are pred[pred_end[b - 1], pred_end[b])
   tree.preorder = ZeroedArray<std::uint32_t>::for_overwrite(n);
   std::uint32_t* const preorder = tree.preorder.data();
   auto dom = ZeroedArray<std::uint32_t>::for_overwrite(n);
-  ZeroedArray<std::uint32_t> pred_end(std::size_t{n} + 2);
+  auto pred_end = ZeroedArray<std::uint32_t>::for_overwrite(std::size_t{n} + 2);
+  pred_end[0] = pred_end[1] = 0;  // the DFS writes the counts of numbers 1..n, at 2..n + 1
   auto pred = ZeroedArray<std::uint32_t>::for_overwrite(graph.edge_count());
-  auto num = ZeroedArray<std::uint32_t>::for_overwrite(n);
+  ZeroedArray<std::uint32_t> num(n);
+  for (const std::uint32_t v : graph.succ_) ++num[v];
+  // The roots: every node nothing refers to, then one per cycle that nothing outside reaches (rare).
+  std::size_t unreferred = 0;
+  for (const std::uint32_t count : num) unreferred += count == 0;
+  tree.roots.reserve(unreferred);
 
   std::uint32_t next = 0;
   struct Frame {
@@ -166,11 +172,13 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   std::vector<Frame> stack;
   auto reach = [&](std::uint32_t v, std::uint32_t parent) {
     set(reached, v);
+    const std::uint32_t referrers = num[v];
     num[v] = ++next;
+    pred_end[next + 1] = referrers;
     preorder[next - 1] = v;
     dom[next - 1] = parent;
     const auto succ = graph.successors(v);
-    stack.push_back({next, succ.data(), succ.data() + succ.size()});
+    if (!succ.empty()) stack.push_back({next, succ.data(), succ.data() + succ.size()});
   };
   auto dfs_from = [&](std::uint32_t start) {
     tree.roots.push_back(start);
@@ -185,14 +193,13 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
       if (!test(reached, v)) reach(v, f.number);
     }
   };
+  // A node nothing refers to keeps its count of 0 until it is a root; any other holds 1 or more.
   for (std::uint32_t v = 0; v < n; ++v)
-    if (!test(referred, v)) dfs_from(v);
+    if (num[v] == 0) dfs_from(v);
   for (std::uint32_t v = 0; v < n; ++v)
     if (!test(reached, v)) dfs_from(v);
 
-  // Every edge turned around and renumbered, counted by its target's number, then placed.
-  for (std::uint32_t u = 0; u < n; ++u)
-    for (const std::uint32_t v : graph.successors(u)) ++pred_end[num[v] + 1];
+  // Every edge turned around and renumbered, placed by its target's number (counted above).
   for (std::uint32_t b = 1; b <= n + 1; ++b) pred_end[b] += pred_end[b - 1];
   for (std::uint32_t u = 0; u < n; ++u) {
     const std::uint32_t a = num[u];
@@ -261,7 +268,9 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   tree.idom = ZeroedArray<std::uint32_t>::for_overwrite(n);
   for (std::uint32_t i = 1; i <= n; ++i) {
     const std::uint32_t d = dom[i - 1];
-    tree.idom[preorder[i - 1]] = d == 0 ? kVirtualRoot : preorder[d - 1];
+    // Branch-free: the virtual root (0) is the immediate dominator of every root, scattered through.
+    const std::uint32_t node = preorder[d - (d != 0)];
+    tree.idom[preorder[i - 1]] = node | (0u - (d == 0));  // kVirtualRoot is all ones
   }
   return tree;
 }
@@ -269,10 +278,14 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
 ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const double> own) {
   auto retained = ZeroedArray<double>::for_overwrite(own.size());
   std::copy(own.begin(), own.end(), retained.begin());
-  // Children come after their dominator in preorder: fold from the end.
+  // Children come after their dominator in preorder: fold from the end. A root's sum goes to a slot
+  // of its own, thrown away: a root or not follows no pattern a branch predictor could learn (FUNCs,
+  // half of vmlinux's types, are roots, and their prototypes are not).
+  double virtual_root = 0;
   for (auto it = tree.preorder.rbegin(); it != tree.preorder.rend(); ++it) {
     const std::uint32_t d = tree.idom[*it];
-    if (d != kVirtualRoot) retained[d] += retained[*it];
+    double* const to = d != kVirtualRoot ? &retained[d] : &virtual_root;
+    *to += retained[*it];
   }
   return retained;
 }
