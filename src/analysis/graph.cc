@@ -149,7 +149,8 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   //   num[v]      v's referrer count until the DFS reaches v, then v's depth-first number: 0 is the
   //               virtual root, nodes get 1..n; preorder[i - 1] is the node numbered i
   //   dom[i - 1]  number i's DFS tree parent, which becomes its immediate dominator
-  //   pred        the predecessors of number b, as numbers, are pred[pred_end[b - 1], pred_end[b])
+  //   pred        the predecessors of number b, as numbers, are pred[pred_end[b - 1], pred_end[b]),
+  //               for a b with more than one (below)
   tree.preorder = ZeroedArray<std::uint32_t>::for_overwrite(n);
   std::uint32_t* const preorder = tree.preorder.data();
   auto dom = ZeroedArray<std::uint32_t>::for_overwrite(n);
@@ -163,6 +164,11 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   for (const std::uint32_t count : num) unreferred += count == 0;
   tree.roots.reserve(unreferred);
 
+  // A node with one referrer (a third of vmlinux's) was reached from it: its semidominator is its
+  // parent whatever the rest, so its edge is not placed (it goes to the free end of `pred`, past
+  // the lists) and Semi-NCA reads nothing for it. Its number is marked in num[] for the placing, in
+  // the top bit, which no number uses (a type takes 12 bytes of a section of at most 4 GiB).
+  constexpr std::uint32_t kOnlyParent = 0x80000000u;
   std::uint32_t next = 0;
   struct Frame {
     std::uint32_t number;
@@ -173,8 +179,9 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   auto reach = [&](std::uint32_t v, std::uint32_t parent) {
     set(reached, v);
     const std::uint32_t referrers = num[v];
-    num[v] = ++next;
-    pred_end[next + 1] = referrers;
+    ++next;
+    num[v] = next | (referrers == 1 ? kOnlyParent : 0);
+    pred_end[next + 1] = referrers == 1 ? 0 : referrers;
     preorder[next - 1] = v;
     dom[next - 1] = parent;
     const auto succ = graph.successors(v);
@@ -202,8 +209,11 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   // Every edge turned around and renumbered, placed by its target's number (counted above).
   for (std::uint32_t b = 1; b <= n + 1; ++b) pred_end[b] += pred_end[b - 1];
   for (std::uint32_t u = 0; u < n; ++u) {
-    const std::uint32_t a = num[u];
-    for (const std::uint32_t v : graph.successors(u)) pred[pred_end[num[v]]++] = a;
+    const std::uint32_t a = num[u] & ~kOnlyParent;
+    for (const std::uint32_t v : graph.successors(u)) {
+      const std::uint32_t b = num[v];
+      pred[pred_end[b & kOnlyParent ? n + 1 : b]++] = a;
+    }
   }
   num = {};
 
