@@ -359,29 +359,32 @@ std::vector<Closure> walk_closures(const TypeGraph& graph, std::span<const std::
     std::uint32_t types = 0;
     first_visit(start);
     work.assign(1, start);
+    // A node whose closure is kept is taken whole when it is first seen, before anything else is
+    // walked: what it reaches is then marked visited for the rest of the walk.
+    auto take_kept = [&](std::uint32_t v) {
+      if (!Keep || !may_be_kept(v)) return false;
+      const auto k = static_cast<std::size_t>(std::find(kept_node.begin(), kept_node.end(), v) - kept_node.begin());
+      if (k == kept_node.size()) return false;
+      const std::uint64_t* const closure = kept.data() + k * words;
+      for (std::size_t w = 0; w < words; ++w) {
+        std::uint64_t fresh = closure[w] & ~visited[w];
+        visited[w] |= fresh;
+        for (; fresh; fresh &= fresh - 1) {
+          sum += fixed(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(fresh))));
+          ++types;
+        }
+      }
+      return true;
+    };
     while (!work.empty()) {
       const std::uint32_t v = work.back();
       work.pop_back();
       sum += fixed(v);
       ++types;
-      if (Keep && v != start && may_be_kept(v)) {
-        const auto k = static_cast<std::size_t>(std::find(kept_node.begin(), kept_node.end(), v) - kept_node.begin());
-        if (k < kept_node.size()) {
-          // v's closure whole: what of it this walk has not seen yet is added, and needs no walking.
-          const std::uint64_t* const closure = kept.data() + k * words;
-          for (std::size_t w = 0; w < words; ++w) {
-            std::uint64_t fresh = closure[w] & ~visited[w];
-            visited[w] |= fresh;
-            for (; fresh; fresh &= fresh - 1) {
-              sum += fixed(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(fresh))));
-              ++types;
-            }
-          }
-          continue;
-        }
-      }
-      for (const std::uint32_t s : graph.successors(v))
+      for (const std::uint32_t s : graph.successors(v)) {
+        if (Keep && !((visited[s / 64] >> (s % 64)) & 1) && take_kept(s)) continue;
         if (first_visit(s)) work.push_back(s);
+      }
     }
     out[i] = {static_cast<double>(sum) / kScale, types};
     // Taking a closure whole costs a pass over every word of the bitmap; walking it, a few nanoseconds
