@@ -288,14 +288,10 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
 ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const double> own) {
   auto retained = ZeroedArray<double>::for_overwrite(own.size());
   std::copy(own.begin(), own.end(), retained.begin());
-  // Children come after their dominator in preorder: fold from the end. A root's sum goes to a slot
-  // of its own, thrown away: a root or not follows no pattern a branch predictor could learn (FUNCs,
-  // half of vmlinux's types, are roots, and their prototypes are not).
-  double virtual_root = 0;
+  // Children come after their dominator in preorder: fold from the end.
   for (auto it = tree.preorder.rbegin(); it != tree.preorder.rend(); ++it) {
     const std::uint32_t d = tree.idom[*it];
-    double* const to = d != kVirtualRoot ? &retained[d] : &virtual_root;
-    *to += retained[*it];
+    if (d != kVirtualRoot) retained[d] += retained[*it];
   }
   return retained;
 }
