@@ -80,9 +80,11 @@ struct TypeTable {
 TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& o) {
   std::vector<std::uint32_t> nodes;
   FoldedRow not_selected{"[not selected]", 0, 0};
+  const bool all = o.filter.selects_all();
+  if (all) nodes.reserve(btf.own_count());
   for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
     const std::uint32_t node = id - btf.first_id();
-    if (o.filter.selects_all() || o.filter.matches(btf, id)) {
+    if (all || o.filter.matches(btf, id)) {
       nodes.push_back(node);
     } else {
       ++not_selected.count;
