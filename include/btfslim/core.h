@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -112,6 +113,8 @@ class BpfObject {
   // Gives back the memory of the object's file pages: they are read again from the page cache when
   // next touched. Many objects read one after another then hold one object's pages at a time.
   void release_pages() const;
+  // The same for the pages wholly inside `part` (a section's bytes, or a part of them).
+  void release_pages(std::span<const std::uint8_t> part) const;
 
  private:
   BpfObject() = default;
@@ -249,6 +252,10 @@ struct CoreResult {
 // same local type, access and kind, while that type's candidates are unchanged) is answered from the
 // first asking: only the instruction is judged anew.
 std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index);
+// The same, each result handed to `each` with its relocation's index as it is made, kept nowhere: for
+// a caller that needs one at a time.
+void resolve_object(const BpfObject& object, const CandidateIndex& index,
+                    const std::function<void(std::size_t, CoreResult&&)>& each);
 
 // The local root type and the access its record spells, readable: "struct task_struct.pid",
 // "struct s[1].arr[3]", "enum e::B" (libbpf's notation).

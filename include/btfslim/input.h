@@ -34,6 +34,11 @@ class FileBytes {
   // with): a mapped file's pages are read again from the page cache if touched later. Only for parts
   // nothing writes to (libelf converts some sections of the other byte order in place: never those).
   void release(std::span<const std::uint8_t> range) const;
+  // Whether `range` is a part of bytes() (not memory of its own, as a decompressed section is).
+  bool holds(std::span<const std::uint8_t> range) const {
+    const auto at = reinterpret_cast<std::uintptr_t>(range.data()), begin = reinterpret_cast<std::uintptr_t>(data_);
+    return at >= begin && at + range.size() <= begin + size_;
+  }
 
  private:
   FileBytes() = default;

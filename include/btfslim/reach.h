@@ -18,7 +18,10 @@
 
 namespace btfslim {
 
-// One decoded instruction (struct bpf_insn), in the host's byte order: 8 bytes, as in the file.
+class FileBytes;
+
+// One instruction (struct bpf_insn) in the host's byte order: 8 bytes, laid out as in a file of the
+// host's order (the register nibbles are bitfields in the order the host's ABI gives them).
 struct BpfInsn {
   std::uint8_t code = 0;
   std::uint8_t dst : 4 = 0, src : 4 = 0;
@@ -58,14 +61,36 @@ class BpfCode {
     std::uint64_t offset = 0;
   };
 
+  // The code is read in place from the file where it can be (the host's byte order, the executable
+  // sections back to back, as compilers write them), else decoded into memory of its own. Read in
+  // place, it is the file's pages: release() gives back those of instructions [from, to) once a pass
+  // is done with them (read again from the file if asked for), so that an agent's megabytes of code are
+  // never all in memory at once; in_stretches() runs a pass over [from, to) a stretch at a time so.
   std::span<const BpfInsn> insns() const { return insns_; }
+  void release(std::uint32_t from, std::uint32_t to) const;
+  template <typename F>
+  void in_stretches(std::uint32_t from, std::uint32_t to, F&& pass) const {
+    for (std::uint32_t at = from; at < to;) {
+      const std::uint32_t end = to - at > kStretch ? at + kStretch : to;
+      prefetch(at, end);
+      pass(at, end);
+      release(at, end);
+      at = end;
+    }
+  }
   // Calls and 64-bit immediate loads have one; every other instruction has none.
   const InsnRef& ref(std::uint32_t pc) const;
   // All of them, by instruction: for a pass over the whole code.
   std::span<const std::pair<std::uint32_t, InsnRef>> refs() const { return refs_; }
   bool big_endian() const { return big_endian_; }
   // Instructions where paths meet (jump targets, function entries, returns from calls).
-  bool joins(std::uint32_t pc) const { return joins_[pc]; }
+  bool joins(std::uint32_t pc) const { return join_bits_[pc / 64] >> (pc % 64) & 1; }
+  // Meeting points numbered 0, 1, ... in the code's order: `pc` must be one.
+  std::uint32_t join_index(std::uint32_t pc) const {
+    return join_rank_[pc / 64] +
+           static_cast<std::uint32_t>(__builtin_popcountll(join_bits_[pc / 64] & ((std::uint64_t{1} << (pc % 64)) - 1)));
+  }
+  std::uint32_t join_count() const { return join_rank_.empty() ? 0 : join_rank_.back(); }
   // The relocation's instruction in the image; kNoInsn when its section is not code.
   static constexpr std::uint32_t kNoInsn = UINT32_MAX;
   std::uint32_t insn_of(std::size_t relocation) const { return reloc_insn_[relocation]; }
@@ -73,9 +98,16 @@ class BpfCode {
   std::span<const std::uint8_t> rodata(std::uint32_t section) const;
 
  private:
-  std::vector<BpfInsn> insns_;
+  static constexpr std::uint32_t kStretch = 32768;  // instructions: 256 KiB
+  void prefetch(std::uint32_t from, std::uint32_t to) const;
+  std::span<const std::uint8_t> bytes(std::uint32_t from, std::uint32_t to) const;
+
+  std::vector<BpfInsn> decoded_;  // the code where it is not read in place
+  std::span<const BpfInsn> insns_;
+  const FileBytes* file_ = nullptr;  // where it is read in place
   std::vector<std::pair<std::uint32_t, InsnRef>> refs_;  // sorted by instruction: the few that have one
-  std::vector<bool> joins_;
+  std::vector<std::uint64_t> join_bits_;  // a bit for each instruction
+  std::vector<std::uint32_t> join_rank_;  // meeting points before each 64 instructions; their count last
   std::vector<Program> programs_;
   std::vector<std::uint32_t> reloc_insn_;
   std::vector<std::pair<std::uint32_t, std::span<const std::uint8_t>>> rodata_;

@@ -88,8 +88,12 @@ void BpfObject::read_root_names() {
 void BpfObject::release_pages() const {
   // libelf converts a file of the other byte order in place (the mapping is private): only a file in
   // the host's order reads back the same.
+  release_pages(elf_->file().bytes());
+}
+
+void BpfObject::release_pages(std::span<const std::uint8_t> part) const {
   if (elf_->big_endian() != (std::endian::native == std::endian::big)) return;
-  elf_->file().release(elf_->file().bytes());
+  elf_->file().release(part);
 }
 
 void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) {

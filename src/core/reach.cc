@@ -105,34 +105,52 @@ BpfCode::BpfCode(const BpfObject& object) {
     return sec.type == 1 /* SHT_PROGBITS */ && (sec.flags & 0x4 /* SHF_EXECINSTR */) && sec.bytes.size() >= kInsnSize;
   };
   std::uint64_t total = 0;
-  for (const ElfFile::Section& sec : sections)
-    if (executable(sec)) total += sec.bytes.size() / kInsnSize;
-  if (total > UINT32_MAX / 2) fail(object.path(), "too many instructions");
-  insns_.reserve(total);
+  // In place when the file is in the host's order and its executable sections lie back to back (each
+  // a whole number of instructions) at an offset aligned for BpfInsn.
+  const bool host_order = big_endian_ == (std::endian::native == std::endian::big);
+  const std::uint8_t* start = nullptr;
+  const std::uint8_t* next = nullptr;
+  bool in_place = host_order;
   for (std::uint32_t s = 1; s < sections.size(); ++s) {
     const ElfFile::Section& sec = sections[s];
     if (!executable(sec)) continue;
     const std::uint32_t count = static_cast<std::uint32_t>(sec.bytes.size() / kInsnSize);
-    base[s] = static_cast<std::uint32_t>(insns_.size());
+    if (total + count > UINT32_MAX / 2) fail(object.path(), "too many instructions");
+    base[s] = static_cast<std::uint32_t>(total);
     code.push_back({s, base[s], count});
-    // Decoded a stretch at a time, each stretch's pages given back before the next is read: the file's
-    // copy of the code and ours are never both in memory (an agent's code is megabytes).
-    constexpr std::uint32_t kStretch = 32768;  // instructions: 256 KiB
-    for (std::uint32_t from = 0; from < count; from += kStretch) {
-      const std::span<const std::uint8_t> stretch =
-          sec.bytes.subspan(std::size_t{from} * kInsnSize, std::size_t{std::min(kStretch, count - from)} * kInsnSize);
-      elf.file().prefetch(stretch);
-      for (std::size_t i = 0; i < stretch.size(); i += kInsnSize) insns_.push_back(decode(stretch.data() + i, big_endian_));
-      elf.file().release(stretch);
-    }
+    total += count;
+    if (!start) start = next = sec.bytes.data();
+    in_place = in_place && sec.bytes.data() == next && sec.bytes.size() % kInsnSize == 0;
+    next = sec.bytes.data() + sec.bytes.size();
     if (sec.name == ".text") text = s;
+  }
+  in_place = in_place && reinterpret_cast<std::uintptr_t>(start) % alignof(BpfInsn) == 0 && elf.file().holds({start, next});
+  if (in_place) {
+    file_ = &elf.file();
+    insns_ = {reinterpret_cast<const BpfInsn*>(start), static_cast<std::size_t>(total)};
+  } else {
+    // Decoded a stretch at a time, each stretch's pages given back before the next is read: the file's
+    // copy of the code and ours are never both in memory.
+    decoded_.reserve(total);
+    for (const Code& c : code) {
+      const std::span<const std::uint8_t> bytes = sections[c.index].bytes;
+      for (std::uint32_t from = 0; from < c.count; from += kStretch) {
+        const std::span<const std::uint8_t> stretch =
+            bytes.subspan(std::size_t{from} * kInsnSize, std::size_t{std::min(kStretch, c.count - from)} * kInsnSize);
+        elf.file().prefetch(stretch);
+        for (std::size_t i = 0; i < stretch.size(); i += kInsnSize) decoded_.push_back(decode(stretch.data() + i, big_endian_));
+        elf.file().release(stretch);
+      }
+    }
+    insns_ = decoded_;
   }
   for (std::uint32_t s = 1; s < sections.size(); ++s)
     if (is_rodata(sections[s].name)) rodata_.emplace_back(s, sections[s].bytes);
 
   const std::uint32_t n = static_cast<std::uint32_t>(insns_.size());
   std::unordered_map<std::uint32_t, InsnRef> refs;  // sorted into refs_ at the end
-  joins_.assign(n, false);
+  join_bits_.assign(n / 64 + 1, 0);
+  auto mark_join = [&](std::size_t pc) { join_bits_[pc / 64] |= std::uint64_t{1} << (pc % 64); };
   auto section_end = [&](std::uint32_t pc) {
     for (const Code& c : code)
       if (pc >= c.base && pc < c.base + c.count) return c.base + c.count;
@@ -151,7 +169,7 @@ BpfCode::BpfCode(const BpfObject& object) {
     const bool exported = (sym.bind == 1 /* STB_GLOBAL */ || sym.bind == 2 /* STB_WEAK */) &&
                           sym.visibility != 2 /* STV_HIDDEN */ && sym.visibility != 1 /* STV_INTERNAL */;
     global[pc] = exported;
-    joins_[pc] = true;
+    mark_join(pc);
     if (sym.section != text) {
       const std::string_view sec = sections[sym.section].name;
       programs_.push_back({sym.name, sec, pc});
@@ -167,12 +185,17 @@ BpfCode::BpfCode(const BpfObject& object) {
     const auto t = static_cast<std::uint32_t>(target);
     const auto it = global.find(t);
     refs[pc] = {it != global.end() && it->second ? Ref::GlobalCall : Ref::StaticCall, t, 0};
-    joins_[t] = true;
-    if (pc + 1 < n) joins_[pc + 1] = true;
+    mark_join(t);
+    if (pc + 1 < n) mark_join(pc + 1);
   };
 
-  // What the ELF relocations link: calls into .text, kfuncs, subprogram addresses, data.
-  std::vector<bool> relocated(n, false);
+  // What the ELF relocations link: calls into .text, kfuncs, subprogram addresses, data. Listed by
+  // instruction here, read with the code below: reading each linked instruction now would bring in
+  // the pages around it too, and with a few hundred of them, all of an agent's code.
+  struct Link {
+    std::uint32_t pc, symbol;
+  };
+  std::vector<Link> links;
   for (std::uint32_t s = 1; s < sections.size(); ++s) {
     if (sections[s].type != 9 /* SHT_REL */ || sections[s].info >= base.size() || base[sections[s].info] == kNoInsn)
       continue;
@@ -180,8 +203,15 @@ BpfCode::BpfCode(const BpfObject& object) {
     const std::uint32_t end = section_end(b);
     for (const ElfFile::Relocation& rel : elf.relocations(s)) {
       if (rel.offset % kInsnSize != 0 || rel.offset / kInsnSize >= end - b || rel.symbol >= symbols.size()) continue;
-      const std::uint32_t pc = b + static_cast<std::uint32_t>(rel.offset / kInsnSize);
-      const ElfFile::TableSymbol& sym = symbols[rel.symbol];
+      links.push_back({b + static_cast<std::uint32_t>(rel.offset / kInsnSize), rel.symbol});
+    }
+  }
+  // Of two at one instruction the later counts, as it did in the file's order.
+  std::stable_sort(links.begin(), links.end(), [](const Link& x, const Link& y) { return x.pc < y.pc; });
+  std::vector<bool> relocated(n, false);
+  auto link = [&](const Link& l) {
+      const std::uint32_t pc = l.pc;
+      const ElfFile::TableSymbol& sym = symbols[l.symbol];
       const BpfInsn& in = insns_[pc];
       relocated[pc] = true;
       if (in.code == kCall) {
@@ -204,20 +234,24 @@ BpfCode::BpfCode(const BpfObject& object) {
                    base[sym.section] + byte / kInsnSize < section_end(base[sym.section])) {
           const auto t = static_cast<std::uint32_t>(base[sym.section] + byte / kInsnSize);
           refs[pc] = {Ref::FuncAddr, t, 0};
-          joins_[t] = true;
+          mark_join(t);
         } else if (is_rodata(sections[sym.section].name) && byte >= 0) {
           refs[pc] = {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)};
         } else {
           refs[pc] = {Ref::Data, 0, 0};
         }
       }
-    }
-  }
+  };
 
-  // Calls and addresses within a section, and every jump target.
+  // The links, then calls and addresses within a section and every jump target, a stretch at a time.
+  std::size_t next_link = 0;
   for (const Code& c : code) {
     const std::uint32_t end = c.base + c.count;
-    for (std::uint32_t pc = c.base; pc < end; ++pc) {
+    std::uint32_t resume = c.base;  // past an ld_imm64's second half, which may open the next stretch
+    in_stretches(c.base, end, [&](std::uint32_t from, std::uint32_t to) {
+    for (; next_link < links.size() && links[next_link].pc < to; ++next_link) link(links[next_link]);
+    std::uint32_t pc = std::max(from, resume);
+    for (; pc < to; ++pc) {
       const BpfInsn& in = insns_[pc];
       const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
       if (in.code == kLdImm64) {
@@ -225,7 +259,7 @@ BpfCode::BpfCode(const BpfObject& object) {
           const std::int64_t t = std::int64_t{pc} + in.imm + 1;
           if (t >= c.base && t < end) {
             refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
-            joins_[static_cast<std::size_t>(t)] = true;
+            mark_join(static_cast<std::size_t>(t));
           }
         }
         ++pc;  // the second half is no instruction of its own
@@ -238,8 +272,10 @@ BpfCode::BpfCode(const BpfObject& object) {
       }
       if (op == kExit) continue;
       const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
-      if (t >= c.base && t < end) joins_[static_cast<std::size_t>(t)] = true;
+      if (t >= c.base && t < end) mark_join(static_cast<std::size_t>(t));
     }
+    resume = pc;
+    });
   }
 
   // Where each CO-RE relocation's instruction is: its section's, by name, as libbpf finds it.
@@ -254,8 +290,27 @@ BpfCode::BpfCode(const BpfObject& object) {
       }
     reloc_insn_.push_back(at);
   }
+  join_rank_.reserve(join_bits_.size() + 1);
+  std::uint32_t joins = 0;
+  for (const std::uint64_t w : join_bits_) {
+    join_rank_.push_back(joins);
+    joins += static_cast<std::uint32_t>(__builtin_popcountll(w));
+  }
+  join_rank_.push_back(joins);
   refs_.assign(refs.begin(), refs.end());
   std::sort(refs_.begin(), refs_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+}
+
+std::span<const std::uint8_t> BpfCode::bytes(std::uint32_t from, std::uint32_t to) const {
+  return {reinterpret_cast<const std::uint8_t*>(insns_.data() + from), std::size_t{to - from} * kInsnSize};
+}
+
+void BpfCode::prefetch(std::uint32_t from, std::uint32_t to) const {
+  if (file_) file_->prefetch(bytes(from, to));
+}
+
+void BpfCode::release(std::uint32_t from, std::uint32_t to) const {
+  if (file_) file_->release(bytes(from, to));
 }
 
 const BpfCode::InsnRef& BpfCode::ref(std::uint32_t pc) const {
@@ -569,15 +624,22 @@ struct Patch {
 };
 
 // The relocated instructions, with what libbpf puts there: a value, or a poisoned call. Few of a
-// program's instructions are: a byte each says which, the values are looked up for those.
+// program's instructions are: a byte each says which, and the values are looked up for those, as the
+// relocation results they come from.
 class Patches {
  public:
-  explicit Patches(std::size_t insns) : kinds_(insns, Patch::None) {}
-  // In any order, then sorted by done(): an instruction patched twice keeps the last value.
-  void set(std::uint32_t pc, Patch p) {
-    kinds_[pc] = p.kind;
-    if (p.kind == Patch::Value) values_.emplace_back(pc, p.value);
+  // Room for `values` values: the count is known, so the list is allocated once.
+  Patches(std::size_t insns, std::span<const CoreResult> results, std::size_t values)
+      : kinds_(insns, Patch::None), results_(results) {
+    values_.reserve(values);
   }
+  // In any order, then sorted by done(): an instruction patched twice keeps the last value. A value
+  // is result `result`'s.
+  void set_value(std::uint32_t pc, std::uint32_t result) {
+    kinds_[pc] = Patch::Value;
+    values_.emplace_back(pc, result);
+  }
+  void set_poison(std::uint32_t pc) { kinds_[pc] = Patch::Poison; }
   void done() {
     // Set in record order, which is mostly the code's: sorted already more often than not.
     auto by_pc = [](const auto& a, const auto& b) { return a.first < b.first; };
@@ -586,13 +648,14 @@ class Patches {
   Patch at(std::uint32_t pc) const {
     if (kinds_[pc] != Patch::Value) return {static_cast<decltype(Patch::kind)>(kinds_[pc]), 0};
     auto it = std::upper_bound(values_.begin(), values_.end(), pc, [](std::uint32_t k, const auto& e) { return k < e.first; });
-    return {Patch::Value, std::prev(it)->second};
+    return {Patch::Value, results_[std::prev(it)->second].value};
   }
   std::uint8_t kind(std::uint32_t pc) const { return kinds_[pc]; }
 
  private:
   std::vector<std::uint8_t> kinds_;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> values_;  // sorted by instruction after done()
+  std::span<const CoreResult> results_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> values_;  // (instruction, result), by instruction after done()
 };
 
 // A set of instructions, marked one by one and cleared in time proportional to what was marked: one
@@ -667,12 +730,13 @@ struct Work {
 // many at each instruction, and states whose vectors are kept for reuse (a branch copies the state
 // into one of them rather than into fresh memory).
 struct WalkScratch {
-  explicit WalkScratch(std::size_t insns) : reached(insns), seen_flow(insns), states_at(insns, 0) {}
+  explicit WalkScratch(const BpfCode& code)
+      : reached(code.insns().size()), seen_flow(code.insns().size()), states_at(code.join_count(), 0) {}
   void clear() {
     reached.clear();
     seen_flow.clear();
     seen.clear();
-    for (const std::uint32_t pc : counted) states_at[pc] = 0;
+    for (const std::uint32_t j : counted) states_at[j] = 0;
     counted.clear();
   }
   // A state equal to `st`, in memory kept from an earlier one where there is some.
@@ -687,8 +751,8 @@ struct WalkScratch {
 
   Marks reached, seen_flow;
   HashSet seen;
-  std::vector<std::uint8_t> states_at;  // states admitted at each instruction, up to kStatesPerInsn
-  std::vector<std::uint32_t> counted;   // the instructions with a count
+  std::vector<std::uint8_t> states_at;  // states admitted at each meeting point, up to kStatesPerInsn
+  std::vector<std::uint32_t> counted;   // the meeting points with a count
   std::vector<State> spare;
   std::vector<Work> work;
 };
@@ -886,10 +950,11 @@ void Walk::call_clobbers(State& st, HelperMemory mem) {
 
 bool Walk::admit(std::uint32_t pc, State& st) {
   if (mode_ == Mode::Exact) {
-    std::uint8_t& count = scratch_.states_at[pc];
+    const std::uint32_t j = code_.join_index(pc);
+    std::uint8_t& count = scratch_.states_at[j];
     if (count < kStatesPerInsn) {
       if (!scratch_.seen.insert(hash_state(pc, st))) return false;
-      if (count++ == 0) scratch_.counted.push_back(pc);
+      if (count++ == 0) scratch_.counted.push_back(j);
       return true;
     }
   }
@@ -1206,19 +1271,16 @@ void Walk::walk(std::uint32_t pc, State& st) {
 std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
   const std::span<const BpfInsn> insns = code.insns();
   const auto n = static_cast<std::uint32_t>(insns.size());
-  // Whether flow() goes on from `pc` to pc + 1; its other edges (jumps, calls, subprogram addresses,
-  // past an ld_imm64) are few: kept as (to, from), sorted, for going backwards.
-  auto falls_through = [&](std::uint32_t pc) {
-    const BpfInsn& in = insns[pc];
-    const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-    if (in.code == kLdImm64) return false;
-    return !((cls == kJmp || cls == kJmp32) && (op == kExit || op == kJa));
-  };
+  // The graph, read in one pass over the code: whether flow() goes on from each instruction to the
+  // next; its other edges (jumps, calls, subprogram addresses, past an ld_imm64) are few: kept as
+  // (to, from), sorted, for going backwards. The backward pass reads no instruction.
+  std::vector<bool> falls_through(n, false);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> jumps;
   std::vector<bool> jumped_to(n, false);  // whether `jumps` has any for the instruction
   const auto refs = code.refs();
   std::size_t next_ref = 0;  // the first reference at or after `pc`
-  for (std::uint32_t pc = 0; pc < n; ++pc) {
+  code.in_stretches(0, n, [&](std::uint32_t from, std::uint32_t to) {
+  for (std::uint32_t pc = from; pc < to; ++pc) {
     const BpfInsn& in = insns[pc];
     const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
     auto go = [&](std::int64_t to) {
@@ -1236,7 +1298,9 @@ std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
       go(std::int64_t{pc} + 2);
     else if ((cls == kJmp || cls == kJmp32) && op != kExit && op != kCallOp)
       go(std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1);
+    falls_through[pc] = in.code != kLdImm64 && !((cls == kJmp || cls == kJmp32) && (op == kExit || op == kJa));
   }
+  });
   std::sort(jumps.begin(), jumps.end());
 
   std::vector<bool> leads(n, false);
@@ -1249,7 +1313,7 @@ std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
   while (!todo.empty()) {
     const std::uint32_t pc = todo.back();
     todo.pop_back();
-    if (pc > 0 && falls_through(pc - 1)) lead(pc - 1);
+    if (pc > 0 && falls_through[pc - 1]) lead(pc - 1);
     if (!jumped_to[pc]) continue;
     auto it = std::lower_bound(jumps.begin(), jumps.end(), std::pair(pc, std::uint32_t{0}));
     for (; it != jumps.end() && it->first == pc; ++it) lead(it->second);
@@ -1267,7 +1331,9 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
   Reachability out;
   out.reached.assign(results.size(), false);
   out.programs.resize(code.programs().size());
-  Patches patches(code.insns().size());
+  Patches patches(code.insns().size(), results,
+                  static_cast<std::size_t>(std::count_if(results.begin(), results.end(),
+                                                         [](const CoreResult& r) { return r.status == CoreStatus::Ok; })));
   bool poisoned = false;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::uint32_t pc = code.insn_of(i);
@@ -1277,10 +1343,10 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     }
     switch (results[i].status) {
       case CoreStatus::Ok:
-        if (patches.kind(pc) != Patch::Poison) patches.set(pc, {Patch::Value, results[i].value});
+        if (patches.kind(pc) != Patch::Poison) patches.set_value(pc, static_cast<std::uint32_t>(i));
         break;
       case CoreStatus::Poisoned:
-        patches.set(pc, {Patch::Poison, 0});
+        patches.set_poison(pc);
         poisoned = true;
         break;
       default:
@@ -1300,7 +1366,7 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     if (const std::uint32_t pc = code.insn_of(i); pc != kNoInsn && patches.kind(pc) == Patch::Poison)
       at.emplace_back(pc, static_cast<std::uint32_t>(i));
   std::sort(at.begin(), at.end());
-  WalkScratch scratch(code.insns().size());
+  WalkScratch scratch(code);
   const std::vector<bool> leads = leads_to_poison(code, patches);
   for (std::size_t p = 0; p < code.programs().size(); ++p) {
     ProgramReach& pr = out.programs[p];
@@ -1309,6 +1375,10 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     scratch.clear();
     Walk walk(code, patches, leads, scratch);
     walk.run(code.programs()[p].entry);
+    // Its code is done with (read in place, its pages go back; a subprogram's are read again if asked).
+    code.release(code.programs()[p].entry,
+                 p + 1 < code.programs().size() ? code.programs()[p + 1].entry
+                                                : static_cast<std::uint32_t>(code.insns().size()));
     pr.exact = walk.exact();
     for (const std::uint32_t pc : walk.reached_list()) {
       if (patches.kind(pc) != Patch::Poison) continue;

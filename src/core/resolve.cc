@@ -466,16 +466,41 @@ void answer(Context& cx, const BpfObject& object, const CoreRelocation& r, Candi
 }  // namespace
 
 std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index) {
+  std::vector<CoreResult> results;
+  results.reserve(object.relocations().size());
+  resolve_object(object, index, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
+  return results;
+}
+
+void resolve_object(const BpfObject& object, const CandidateIndex& index,
+                    const std::function<void(std::size_t, CoreResult&&)>& each) {
   const Btf& local = object.btf();
   const bool little_endian = !local.big_endian();
   Context cx;
   std::unordered_map<TypeId, CandidateList> cache;
   std::unordered_map<Question, Answer, QuestionHash> answers;
-  std::vector<CoreResult> results;
-  results.reserve(object.relocations().size());
+  const auto relocations = object.relocations();
+  // Each relocation reads its instruction: the code's pages are given back behind the records as they
+  // go (records come a section at a time, in the code's order), so that an agent's megabytes of code
+  // are not all in memory at once. Out of order, a page is only read again.
+  constexpr std::uint32_t kStretch = 256 * 1024;
+  std::uint32_t code_section = UINT32_MAX, kept_from = 0;  // the section read, and where its kept pages start
+  auto release_code = [&](std::uint32_t upto) {
+    const std::span<const std::uint8_t> code = object.sections()[code_section].insns;
+    if (upto > kept_from && upto <= code.size()) object.release_pages(code.subspan(kept_from, upto - kept_from));
+    kept_from = upto;
+  };
 
-  for (const CoreRelocation& r : object.relocations()) {
-    CoreResult& out = results.emplace_back();
+  for (std::size_t i = 0; i < relocations.size(); ++i) {
+    const CoreRelocation& r = relocations[i];
+    if (r.section != code_section) {
+      if (code_section != UINT32_MAX) release_code(static_cast<std::uint32_t>(object.sections()[code_section].insns.size()));
+      code_section = r.section;
+      kept_from = 0;
+    } else if (r.insn_off >= kept_from + 2 * kStretch) {
+      release_code(r.insn_off - kStretch);
+    }
+    CoreResult out;
     CandidateList* cands = nullptr;
     if (r.kind <= kMaxRelocKind && r.kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && r.local_type != 0 &&
         !local.str(local.type(r.local_type).name_off()).empty()) {
@@ -493,14 +518,15 @@ std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateI
     }
     if (a.final) {
       out = a.result;
-      continue;
+    } else {
+      const ProgramSection& section = object.sections()[r.section];
+      judge_patch(a.calc, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, little_endian, out);
+      out.matches = a.result.matches;
+      if (!a.matched) out.reason = a.result.reason;
     }
-    const ProgramSection& section = object.sections()[r.section];
-    judge_patch(a.calc, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, little_endian, out);
-    out.matches = a.result.matches;
-    if (!a.matched) out.reason = a.result.reason;
+    each(i, std::move(out));
   }
-  return results;
+  if (code_section != UINT32_MAX) release_code(static_cast<std::uint32_t>(object.sections()[code_section].insns.size()));
 }
 
 std::string describe_access(const BpfObject& object, const CoreRelocation& r) {

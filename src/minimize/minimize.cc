@@ -680,12 +680,13 @@ std::string verify_minimized(const Btf& source, const Minimized& minimized, cons
   const std::shared_ptr<const Btf> out = minimized.parse("the minimized BTF");
   const CoreTarget target = source.is_split() ? CoreTarget(out->base_shared(), {out}) : CoreTarget(out);
   const CandidateIndex index(target, objects);
-  for (std::size_t o = 0; o < objects.size(); ++o) {
-    const auto got = resolve_object(*objects[o], index);
+  std::string diff;
+  for (std::size_t o = 0; o < objects.size() && diff.empty(); ++o) {
+    // Each result compared as it is made: the output's are never all held beside the source's.
     const auto relos = objects[o]->relocations();
-    for (std::size_t i = 0; i < relos.size(); ++i) {
+    resolve_object(*objects[o], index, [&](std::size_t i, CoreResult&& b) {
       const CoreResult& a = expected[o][i];
-      const CoreResult& b = got[i];
+      if (!diff.empty()) return;
       bool same = a.status == b.status;
       if (same && a.status == CoreStatus::Ok) {
         if (relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget) && a.value != 0 && b.value != 0) {
@@ -697,14 +698,14 @@ std::string verify_minimized(const Btf& source, const Minimized& minimized, cons
         }
       }
       if (!same)
-        return fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output",
+        diff = fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output",
                            esc(objects[o]->path()), relos[i].index, esc(objects[o]->sections()[relos[i].section].name),
                            reloc_kind_name(relos[i].kind), describe_access(*objects[o], relos[i]),
                            status_name(a.status), a.value, status_name(b.status), b.value);
-    }
+    });
     objects[o]->release_pages();  // read again from the page cache by whatever needs it next
   }
-  return "";
+  return diff;
 }
 
 }  // namespace btfslim
