@@ -95,8 +95,10 @@ step_install() {
       fi
       # Only the binary: no tests, no manual; the defaults link libbpf, libelf, zlib and the C++ runtime
       # statically, so that a cached binary runs on a runner with none of the -dev packages.
-      meson setup "$work/build" "$src" --buildtype=release -Dtests=none -Dman=disabled >/dev/null
-      ninja -C "$work/build" btfslim >/dev/null
+      # Quiet when it works; on a failure, what meson or the compiler said (ninja prints it on stdout).
+      meson setup "$work/build" "$src" --buildtype=release -Dtests=none -Dman=disabled >"$work/build.log" 2>&1 &&
+        ninja -C "$work/build" btfslim >>"$work/build.log" 2>&1 ||
+        { tail -n 100 "$work/build.log"; die "building btfslim from $src failed (the end of its log is above)"; }
       install -D -m 755 "$work/build/btfslim" "$bin"
       printf '%s\n' "$key" >"$cache/key"
       rm -rf "$work"

@@ -5,10 +5,13 @@ GITHUB_OUTPUT per step, GITHUB_PATH prepended to PATH for later steps, one GITHU
 and actions/cache as a store of directories by key (restored before, saved at the end on a miss).
 Nothing here knows what the action does: it runs the action's own steps."""
 
+import atexit
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 
 import yaml
@@ -227,4 +230,9 @@ def run_action(job, inputs, action_dir=SOURCE_DIR, github=None):
 
 
 def temp_dir(prefix):
-    return tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("TMPDIR", "/tmp"))
+    """A directory of the test's own, removed when the test exits, whether it passed, failed or stopped on
+    an error (a SIGTERM, as meson sends on a timeout, exits too)."""
+    path = tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("TMPDIR", "/tmp"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    return path

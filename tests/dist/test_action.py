@@ -59,9 +59,14 @@ r = run_action(job1, {"command": "budget"})
 key = r.steps["key"][1].get("key", "")
 c.check(key.startswith("btfslim-") and "-src-" in key, "key: the source's hash names the cache", key)
 c.equal(r.steps["key"][1].get("cache-path"), os.path.join(job1.temp, "btfslim-cache"), "key: the cache path")
-install_out = r.steps["install"][2]
+install_status, _, install_out, install_err, _ = r.steps.get("install", (None, {}, "", "", ""))
 c.check(f"btfslim: building {key}" in install_out, "install: nothing cached, so it builds", install_out[-2000:])
-built = r.outputs["path"]
+built = r.outputs.get("path", "")
+# Everything below runs the binary this build made: without one, say why and stop.
+if not c.check(install_status == 0 and built, "install: the build from source succeeds",
+               f"install step: {'did not run' if install_status is None else f'exit status {install_status}'}\n"
+               f"stdout:\n{install_out[-3000:]}\nstderr:\n{install_err[-3000:]}"):
+    sys.exit(c.finish())
 c.equal(built, os.path.join(job1.temp, "btfslim-cache", "bin", "btfslim"), "install: the built binary is in the cache")
 want_version = direct(["--version"], job1.workspace).stdout
 c.check(want_version.split("\n")[0] in install_out, "install: runs the built btfslim --version", install_out[-500:])
