@@ -23,9 +23,11 @@
 // kStatesPerInsn states at one instruction, or past the step budget for the whole program, states
 // that meet are merged (values that differ become unknown), which only reaches more: the walk then
 // ends in time linear in the code times the lattice's height. Past a second budget, everything the
-// program's control flow can reach counts as reached. A reached instruction is reported as reached;
-// one not reached is dead: the analysis errs towards reaching, so that dead code is never claimed where
-// the verifier goes.
+// program's control flow can reach counts as reached. A path also ends where no poisoned instruction
+// lies ahead of it, in its function or past any return of its call chain (one backward pass over the
+// control flow finds where one does): what it would go on to reach decides nothing. A reached
+// instruction is reported as reached; one not reached is dead: the analysis errs towards reaching, so
+// that dead code is never claimed where the verifier goes.
 //
 // What it does not model, each making it reach more than the verifier, never less: value ranges
 // (the verifier also decides `if (x > 255)` after a byte load), equal-register links, pointer non-null
@@ -210,37 +212,37 @@ BpfCode::BpfCode(const BpfObject& object) {
   std::stable_sort(links.begin(), links.end(), [](const Link& x, const Link& y) { return x.pc < y.pc; });
   std::vector<bool> relocated(n, false);
   auto link = [&](const Link& l) {
-      const std::uint32_t pc = l.pc;
-      const ElfFile::TableSymbol& sym = symbols[l.symbol];
-      const BpfInsn& in = insns_[pc];
-      relocated[pc] = true;
-      if (in.code == kCall) {
-        if (sym.section == 0) {
-          refs[pc] = {Ref::ExternCall, 0, 0};
-        } else if (sym.section == text && text != 0) {
-          // libbpf: the symbol's instruction plus imm + 1 (imm is -1 for a global function, the
-          // function's place in the section for a static one called through the section symbol).
-          const std::uint32_t tb = base[text];
-          call_to(pc, tb + static_cast<std::int64_t>(sym.value / kInsnSize) + in.imm + 1, section_end(tb));
-          if (refs[pc].ref != Ref::BadCall && refs[pc].target < tb) refs[pc] = {Ref::BadCall, 0, 0};
-        } else {
-          refs[pc] = {Ref::BadCall, 0, 0};
-        }
-      } else if (in.code == kLdImm64) {
-        const std::int64_t byte = static_cast<std::int64_t>(sym.value) + in.imm;
-        if (sym.section == 0 || sym.section >= sections.size()) {
-          refs[pc] = {Ref::Data, 0, 0};
-        } else if (base[sym.section] != kNoInsn && byte >= 0 && byte % kInsnSize == 0 &&
-                   base[sym.section] + byte / kInsnSize < section_end(base[sym.section])) {
-          const auto t = static_cast<std::uint32_t>(base[sym.section] + byte / kInsnSize);
-          refs[pc] = {Ref::FuncAddr, t, 0};
-          mark_join(t);
-        } else if (is_rodata(sections[sym.section].name) && byte >= 0) {
-          refs[pc] = {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)};
-        } else {
-          refs[pc] = {Ref::Data, 0, 0};
-        }
+    const std::uint32_t pc = l.pc;
+    const ElfFile::TableSymbol& sym = symbols[l.symbol];
+    const BpfInsn& in = insns_[pc];
+    relocated[pc] = true;
+    if (in.code == kCall) {
+      if (sym.section == 0) {
+        refs[pc] = {Ref::ExternCall, 0, 0};
+      } else if (sym.section == text && text != 0) {
+        // libbpf: the symbol's instruction plus imm + 1 (imm is -1 for a global function, the
+        // function's place in the section for a static one called through the section symbol).
+        const std::uint32_t tb = base[text];
+        call_to(pc, tb + static_cast<std::int64_t>(sym.value / kInsnSize) + in.imm + 1, section_end(tb));
+        if (refs[pc].ref != Ref::BadCall && refs[pc].target < tb) refs[pc] = {Ref::BadCall, 0, 0};
+      } else {
+        refs[pc] = {Ref::BadCall, 0, 0};
       }
+    } else if (in.code == kLdImm64) {
+      const std::int64_t byte = static_cast<std::int64_t>(sym.value) + in.imm;
+      if (sym.section == 0 || sym.section >= sections.size()) {
+        refs[pc] = {Ref::Data, 0, 0};
+      } else if (base[sym.section] != kNoInsn && byte >= 0 && byte % kInsnSize == 0 &&
+                 base[sym.section] + byte / kInsnSize < section_end(base[sym.section])) {
+        const auto t = static_cast<std::uint32_t>(base[sym.section] + byte / kInsnSize);
+        refs[pc] = {Ref::FuncAddr, t, 0};
+        mark_join(t);
+      } else if (is_rodata(sections[sym.section].name) && byte >= 0) {
+        refs[pc] = {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)};
+      } else {
+        refs[pc] = {Ref::Data, 0, 0};
+      }
+    }
   };
 
   // The links, then calls and addresses within a section and every jump target, a stretch at a time.
@@ -249,32 +251,32 @@ BpfCode::BpfCode(const BpfObject& object) {
     const std::uint32_t end = c.base + c.count;
     std::uint32_t resume = c.base;  // past an ld_imm64's second half, which may open the next stretch
     in_stretches(c.base, end, [&](std::uint32_t from, std::uint32_t to) {
-    for (; next_link < links.size() && links[next_link].pc < to; ++next_link) link(links[next_link]);
-    std::uint32_t pc = std::max(from, resume);
-    for (; pc < to; ++pc) {
-      const BpfInsn& in = insns_[pc];
-      const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-      if (in.code == kLdImm64) {
-        if (!relocated[pc] && in.src == kPseudoFunc) {
-          const std::int64_t t = std::int64_t{pc} + in.imm + 1;
-          if (t >= c.base && t < end) {
-            refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
-            mark_join(static_cast<std::size_t>(t));
+      for (; next_link < links.size() && links[next_link].pc < to; ++next_link) link(links[next_link]);
+      std::uint32_t pc = std::max(from, resume);
+      for (; pc < to; ++pc) {
+        const BpfInsn& in = insns_[pc];
+        const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+        if (in.code == kLdImm64) {
+          if (!relocated[pc] && in.src == kPseudoFunc) {
+            const std::int64_t t = std::int64_t{pc} + in.imm + 1;
+            if (t >= c.base && t < end) {
+              refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
+              mark_join(static_cast<std::size_t>(t));
+            }
           }
+          ++pc;  // the second half is no instruction of its own
+          continue;
         }
-        ++pc;  // the second half is no instruction of its own
-        continue;
+        if (cls != kJmp && cls != kJmp32) continue;
+        if (op == kCallOp) {
+          if (in.code == kCall && in.src == kPseudoCall && !relocated[pc]) call_to(pc, std::int64_t{pc} + in.imm + 1, end);
+          continue;
+        }
+        if (op == kExit) continue;
+        const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
+        if (t >= c.base && t < end) mark_join(static_cast<std::size_t>(t));
       }
-      if (cls != kJmp && cls != kJmp32) continue;
-      if (op == kCallOp) {
-        if (in.code == kCall && in.src == kPseudoCall && !relocated[pc]) call_to(pc, std::int64_t{pc} + in.imm + 1, end);
-        continue;
-      }
-      if (op == kExit) continue;
-      const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
-      if (t >= c.base && t < end) mark_join(static_cast<std::size_t>(t));
-    }
-    resume = pc;
+      resume = pc;
     });
   }
 
@@ -727,7 +729,7 @@ struct Work {
 
 // What walks need besides the code, kept from one program's walk to the next so that an object's
 // hundreds of programs allocate it once: the instructions reached and queued, the states seen, how
-// many at each instruction, and states whose vectors are kept for reuse (a branch copies the state
+// many at each meeting point, and states whose vectors are kept for reuse (a branch copies the state
 // into one of them rather than into fresh memory).
 struct WalkScratch {
   explicit WalkScratch(const BpfCode& code)
@@ -1280,26 +1282,26 @@ std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
   const auto refs = code.refs();
   std::size_t next_ref = 0;  // the first reference at or after `pc`
   code.in_stretches(0, n, [&](std::uint32_t from, std::uint32_t to) {
-  for (std::uint32_t pc = from; pc < to; ++pc) {
-    const BpfInsn& in = insns[pc];
-    const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-    auto go = [&](std::int64_t to) {
-      if (to < 0 || to >= n) return;
-      jumps.emplace_back(static_cast<std::uint32_t>(to), pc);
-      jumped_to[static_cast<std::size_t>(to)] = true;
-    };
-    while (next_ref < refs.size() && refs[next_ref].first < pc) ++next_ref;
-    if (next_ref < refs.size() && refs[next_ref].first == pc) {
-      const BpfCode::InsnRef& ref = refs[next_ref].second;
-      if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
-        go(ref.target);
+    for (std::uint32_t pc = from; pc < to; ++pc) {
+      const BpfInsn& in = insns[pc];
+      const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+      auto go = [&](std::int64_t target) {
+        if (target < 0 || target >= n) return;
+        jumps.emplace_back(static_cast<std::uint32_t>(target), pc);
+        jumped_to[static_cast<std::size_t>(target)] = true;
+      };
+      while (next_ref < refs.size() && refs[next_ref].first < pc) ++next_ref;
+      if (next_ref < refs.size() && refs[next_ref].first == pc) {
+        const BpfCode::InsnRef& ref = refs[next_ref].second;
+        if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
+          go(ref.target);
+      }
+      if (in.code == kLdImm64)
+        go(std::int64_t{pc} + 2);
+      else if ((cls == kJmp || cls == kJmp32) && op != kExit && op != kCallOp)
+        go(std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1);
+      falls_through[pc] = in.code != kLdImm64 && !((cls == kJmp || cls == kJmp32) && (op == kExit || op == kJa));
     }
-    if (in.code == kLdImm64)
-      go(std::int64_t{pc} + 2);
-    else if ((cls == kJmp || cls == kJmp32) && op != kExit && op != kCallOp)
-      go(std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1);
-    falls_through[pc] = in.code != kLdImm64 && !((cls == kJmp || cls == kJmp32) && (op == kExit || op == kJa));
-  }
   });
   std::sort(jumps.begin(), jumps.end());
 
