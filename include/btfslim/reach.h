@@ -80,11 +80,30 @@ class BpfCode {
   }
   // Calls and 64-bit immediate loads have one; every other instruction has none.
   const InsnRef& ref(std::uint32_t pc) const;
-  // All of them, by instruction: for a pass over the whole code.
-  std::span<const std::pair<std::uint32_t, InsnRef>> refs() const { return refs_; }
+
+  // The control flow with every branch taken both ways, for going backwards from an instruction:
+  // whether `pc` goes on to pc + 1 (an ld_imm64's first half goes on to its second), and whether
+  // some instruction jumps to, calls or takes the address of `pc`, and which (`from` ascending).
+  bool falls_through(std::uint32_t pc) const { return bit(fall_bits_, pc); }
+  bool jumped_to(std::uint32_t pc) const { return bit(edge_bits_, pc); }
+  std::span<const std::uint32_t> edges_to(std::uint32_t pc) const;
+  // A conditional jump against an immediate whose register was set to a constant (a move of an
+  // immediate, a 64-bit immediate load) earlier in the same straight run of code, no path joining in
+  // between: every path to the jump brings that constant, so the constant alone says which way it
+  // goes. `if (bpf_core_field_exists(...))` compiles to one, the constant being a relocation's: which
+  // way it goes is decided for each target (a relocated `def` takes the relocation's value).
+  struct Guard {
+    std::uint32_t jump = 0, def = 0;
+    std::uint64_t value = 0;  // the constant `def` sets, unrelocated
+    enum class Def : std::uint8_t { Mov64, Mov32, Imm64 } how = Def::Mov64;
+    std::uint8_t code = 0;  // the jump's opcode
+    std::int32_t imm = 0;   // and what it compares with
+  };
+  std::span<const Guard> guards() const { return guards_; }  // by jump
+  bool is_guard(std::uint32_t pc) const { return bit(guard_bits_, pc); }
   bool big_endian() const { return big_endian_; }
   // Instructions where paths meet (jump targets, function entries, returns from calls).
-  bool joins(std::uint32_t pc) const { return join_bits_[pc / 64] >> (pc % 64) & 1; }
+  bool joins(std::uint32_t pc) const { return bit(join_bits_, pc); }
   // Meeting points numbered 0, 1, ... in the code's order: `pc` must be one.
   std::uint32_t join_index(std::uint32_t pc) const {
     return join_rank_[pc / 64] +
@@ -99,6 +118,7 @@ class BpfCode {
 
  private:
   static constexpr std::uint32_t kStretch = 32768;  // instructions: 256 KiB
+  static bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t pc) { return bits[pc / 64] >> (pc % 64) & 1; }
   void prefetch(std::uint32_t from, std::uint32_t to) const;
   std::span<const std::uint8_t> bytes(std::uint32_t from, std::uint32_t to) const;
 
@@ -107,6 +127,9 @@ class BpfCode {
   const FileBytes* file_ = nullptr;  // where it is read in place
   std::vector<std::pair<std::uint32_t, InsnRef>> refs_;  // sorted by instruction: the few that have one
   std::vector<std::uint64_t> join_bits_;  // a bit for each instruction
+  std::vector<std::uint64_t> fall_bits_, edge_bits_, guard_bits_;  // likewise
+  std::vector<std::uint32_t> edge_to_, edge_from_;  // the edges, sorted by (to, from)
+  std::vector<Guard> guards_;
   std::vector<std::uint32_t> join_rank_;  // meeting points before each 64 instructions; their count last
   std::vector<Program> programs_;
   std::vector<std::uint32_t> reloc_insn_;

@@ -245,43 +245,9 @@ BpfCode::BpfCode(const BpfObject& object) {
     }
   };
 
-  // The links, then calls and addresses within a section and every jump target, a stretch at a time.
-  std::size_t next_link = 0;
-  for (const Code& c : code) {
-    const std::uint32_t end = c.base + c.count;
-    std::uint32_t resume = c.base;  // past an ld_imm64's second half, which may open the next stretch
-    in_stretches(c.base, end, [&](std::uint32_t from, std::uint32_t to) {
-      for (; next_link < links.size() && links[next_link].pc < to; ++next_link) link(links[next_link]);
-      std::uint32_t pc = std::max(from, resume);
-      for (; pc < to; ++pc) {
-        const BpfInsn& in = insns_[pc];
-        const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-        if (in.code == kLdImm64) {
-          if (!relocated[pc] && in.src == kPseudoFunc) {
-            const std::int64_t t = std::int64_t{pc} + in.imm + 1;
-            if (t >= c.base && t < end) {
-              refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
-              mark_join(static_cast<std::size_t>(t));
-            }
-          }
-          ++pc;  // the second half is no instruction of its own
-          continue;
-        }
-        if (cls != kJmp && cls != kJmp32) continue;
-        if (op == kCallOp) {
-          if (in.code == kCall && in.src == kPseudoCall && !relocated[pc]) call_to(pc, std::int64_t{pc} + in.imm + 1, end);
-          continue;
-        }
-        if (op == kExit) continue;
-        const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
-        if (t >= c.base && t < end) mark_join(static_cast<std::size_t>(t));
-      }
-      resume = pc;
-    });
-  }
-
   // Where each CO-RE relocation's instruction is: its section's, by name, as libbpf finds it.
   reloc_insn_.reserve(object.relocations().size());
+  std::vector<bool> core_relocated(n, false);
   for (const CoreRelocation& r : object.relocations()) {
     const std::string_view name = object.sections()[r.section].name;
     std::uint32_t at = kNoInsn;
@@ -291,6 +257,106 @@ BpfCode::BpfCode(const BpfObject& object) {
         break;
       }
     reloc_insn_.push_back(at);
+    if (at != kNoInsn) core_relocated[at] = true;
+  }
+
+  // The links, then calls and addresses within a section, every jump and its target, and the guards,
+  // a stretch at a time.
+  fall_bits_.assign(n / 64 + 1, ~std::uint64_t{0});
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (to, from)
+  std::vector<Guard> guards;                                   // joins are not all known yet: checked below
+  std::size_t next_link = 0;
+  for (const Code& c : code) {
+    const std::uint32_t end = c.base + c.count;
+    std::uint32_t resume = c.base;  // past an ld_imm64's second half, which may open the next stretch
+    // The instruction that last set each register to a constant it names, in this straight run of
+    // code; kNoInsn where the register's value is not one.
+    struct Def {
+      std::uint32_t pc = 0;
+      Guard::Def how = Guard::Def::Mov64;
+      std::uint64_t value = 0;  // as the walk reads it
+    };
+    Def defs[16];             // registers past r10 are the verifier's to reject
+    std::uint32_t known = 0;  // the registers whose `defs` hold
+    in_stretches(c.base, end, [&](std::uint32_t from, std::uint32_t to) {
+      for (; next_link < links.size() && links[next_link].pc < to; ++next_link) link(links[next_link]);
+      std::uint32_t pc = std::max(from, resume);
+      for (; pc < to; ++pc) {
+        const BpfInsn in = insns_[pc];
+        const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+        if (core_relocated[pc]) known = 0;  // poisoned, it is a call
+        switch (cls) {
+          case kAlu:
+          case kAlu64:
+            if (op == kMov && !(in.code & kSrcX) && in.off == 0) {
+              defs[in.dst] = {pc, cls == kAlu64 ? Guard::Def::Mov64 : Guard::Def::Mov32,
+                              cls == kAlu64 ? static_cast<std::uint64_t>(std::int64_t{in.imm}) : static_cast<std::uint32_t>(in.imm)};
+              known |= 1u << in.dst;
+            } else {
+              known &= ~(1u << in.dst);
+            }
+            continue;
+          case kLdx:
+            known &= ~(1u << in.dst);
+            continue;
+          case kSt:
+            continue;
+          case kStx:
+            if ((in.code & 0xe0) != kModeMem) known = 0;  // an atomic writes a register
+            continue;
+          case kLd:
+            if (in.code != kLdImm64) {
+              known = 0;  // a packet load clobbers r0-r5
+              continue;
+            }
+            if (!relocated[pc] && in.src == kPseudoFunc) {
+              const std::int64_t t = std::int64_t{pc} + in.imm + 1;
+              if (t >= c.base && t < end) {
+                refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
+                mark_join(static_cast<std::size_t>(t));
+              }
+            }
+            if (!relocated[pc] && in.src == 0 && pc + 1 < n) {
+              defs[in.dst] = {pc, Guard::Def::Imm64,
+                              static_cast<std::uint32_t>(in.imm) | std::uint64_t{static_cast<std::uint32_t>(insns_[pc + 1].imm)} << 32};
+              known |= 1u << in.dst;
+            } else {
+              known &= ~(1u << in.dst);
+            }
+            ++pc;  // the second half is no instruction of its own
+            continue;
+          default:
+            break;  // jumps
+        }
+        if (op == kCallOp) {
+          if (in.code == kCall && in.src == kPseudoCall && !relocated[pc]) call_to(pc, std::int64_t{pc} + in.imm + 1, end);
+          known = 0;
+          continue;
+        }
+        if (op == kExit || op == kJa) fall_bits_[pc / 64] &= ~(std::uint64_t{1} << (pc % 64));
+        if (op != kExit && op != kJa && op != kJcond && !(in.code & kSrcX) && in.dst <= 10 && (known >> in.dst & 1)) {
+          const Def& d = defs[in.dst];
+          guards.push_back({pc, d.pc, d.value, d.how, in.code, in.imm});
+        }
+        known = 0;
+        if (op == kExit) continue;
+        const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
+        if (t >= c.base && t < end) {
+          mark_join(static_cast<std::size_t>(t));
+          edges.emplace_back(static_cast<std::uint32_t>(t), pc);
+        }
+      }
+      resume = pc;
+    });
+  }
+  // A guard's run of code from its constant to the jump is straight: no path joins it.
+  guard_bits_.assign(n / 64 + 1, 0);
+  for (const Guard& g : guards) {
+    bool straight = true;
+    for (std::uint32_t pc = g.def + 1; pc <= g.jump && straight; ++pc) straight = !joins(pc);
+    if (!straight) continue;
+    guards_.push_back(g);
+    guard_bits_[g.jump / 64] |= std::uint64_t{1} << (g.jump % 64);
   }
   join_rank_.reserve(join_bits_.size() + 1);
   std::uint32_t joins = 0;
@@ -301,6 +367,24 @@ BpfCode::BpfCode(const BpfObject& object) {
   join_rank_.push_back(joins);
   refs_.assign(refs.begin(), refs.end());
   std::sort(refs_.begin(), refs_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+
+  // Calls and subprogram addresses are edges too.
+  for (const auto& [pc, ref] : refs_)
+    if (ref.ref == Ref::FuncAddr || ref.ref == Ref::StaticCall || ref.ref == Ref::GlobalCall) edges.emplace_back(ref.target, pc);
+  std::sort(edges.begin(), edges.end());
+  edge_bits_.assign(n / 64 + 1, 0);
+  edge_to_.reserve(edges.size());
+  edge_from_.reserve(edges.size());
+  for (const auto& [to, from] : edges) {
+    edge_to_.push_back(to);
+    edge_from_.push_back(from);
+    edge_bits_[to / 64] |= std::uint64_t{1} << (to % 64);
+  }
+}
+
+std::span<const std::uint32_t> BpfCode::edges_to(std::uint32_t pc) const {
+  const auto [first, last] = std::equal_range(edge_to_.begin(), edge_to_.end(), pc);
+  return {edge_from_.data() + (first - edge_to_.begin()), static_cast<std::size_t>(last - first)};
 }
 
 std::span<const std::uint8_t> BpfCode::bytes(std::uint32_t from, std::uint32_t to) const {
@@ -1266,59 +1350,55 @@ void Walk::walk(std::uint32_t pc, State& st) {
   }
 }
 
-// Which instructions some path of the control flow leads from to a poisoned one, every branch taken
-// both ways (the graph Walk::flow() follows: jumps, fall-through, calls and subprogram addresses): one
-// backward pass over the whole code, for all programs. A program whose entry leads to none reaches
-// none, and is not walked.
-std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches) {
-  const std::span<const BpfInsn> insns = code.insns();
-  const auto n = static_cast<std::uint32_t>(insns.size());
-  // The graph, read in one pass over the code: whether flow() goes on from each instruction to the
-  // next; its other edges (jumps, calls, subprogram addresses, past an ld_imm64) are few: kept as
-  // (to, from), sorted, for going backwards. The backward pass reads no instruction.
-  std::vector<bool> falls_through(n, false);
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> jumps;
-  std::vector<bool> jumped_to(n, false);  // whether `jumps` has any for the instruction
-  const auto refs = code.refs();
-  std::size_t next_ref = 0;  // the first reference at or after `pc`
-  code.in_stretches(0, n, [&](std::uint32_t from, std::uint32_t to) {
-    for (std::uint32_t pc = from; pc < to; ++pc) {
-      const BpfInsn& in = insns[pc];
-      const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-      auto go = [&](std::int64_t target) {
-        if (target < 0 || target >= n) return;
-        jumps.emplace_back(static_cast<std::uint32_t>(target), pc);
-        jumped_to[static_cast<std::size_t>(target)] = true;
-      };
-      while (next_ref < refs.size() && refs[next_ref].first < pc) ++next_ref;
-      if (next_ref < refs.size() && refs[next_ref].first == pc) {
-        const BpfCode::InsnRef& ref = refs[next_ref].second;
-        if (ref.ref == BpfCode::Ref::FuncAddr || ref.ref == BpfCode::Ref::StaticCall || ref.ref == BpfCode::Ref::GlobalCall)
-          go(ref.target);
-      }
-      if (in.code == kLdImm64)
-        go(std::int64_t{pc} + 2);
-      else if ((cls == kJmp || cls == kJmp32) && op != kExit && op != kCallOp)
-        go(std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1);
-      falls_through[pc] = in.code != kLdImm64 && !((cls == kJmp || cls == kJmp32) && (op == kExit || op == kJa));
-    }
-  });
-  std::sort(jumps.begin(), jumps.end());
+// Which way a guard goes with this target's values: 1 taken, 0 not, -1 either (its constant poisoned).
+int guard_way(const BpfCode::Guard& g, const Patches& patches) {
+  using Def = BpfCode::Guard::Def;
+  std::uint64_t v = g.value;
+  const Patch p = patches.at(g.def);
+  if (p.kind == Patch::Poison || patches.kind(g.jump) != Patch::None) return -1;
+  if (p.kind == Patch::Value) {
+    // As Walk::walk() puts a relocated value in an instruction.
+    const auto imm = static_cast<std::int32_t>(p.value);
+    v = g.how == Def::Imm64   ? p.value
+        : g.how == Def::Mov64 ? static_cast<std::uint64_t>(std::int64_t{imm})
+                              : static_cast<std::uint32_t>(imm);
+  }
+  const bool is32 = (g.code & 0x07) == kJmp32;
+  const std::uint64_t b = is32 ? static_cast<std::uint32_t>(g.imm) : static_cast<std::uint64_t>(std::int64_t{g.imm});
+  return decide(g.code & 0xf0, is32, constant(v), constant(b));
+}
 
-  std::vector<bool> leads(n, false);
+// Which instructions some path of the control flow leads from to a poisoned one (`poisoned`, by
+// instruction), every branch taken both ways but a guard's (BpfCode::Guard) only the way this target's
+// constant sends it: one backward pass over the code's graph, for all programs, which reads no
+// instruction. A program whose entry leads to none reaches none, and is not walked: in an agent every
+// program has its `if (bpf_core_field_exists(...))` around a field the kernel lacks, and that is the
+// whole of it.
+std::vector<bool> leads_to_poison(const BpfCode& code, const Patches& patches,
+                                  std::span<const std::pair<std::uint32_t, std::uint32_t>> poisoned) {
+  const std::span<const BpfCode::Guard> guards = code.guards();
+  std::vector<std::int8_t> way(guards.size());
+  for (std::size_t i = 0; i < guards.size(); ++i) way[i] = static_cast<std::int8_t>(guard_way(guards[i], patches));
+  auto way_of = [&](std::uint32_t pc) {
+    if (!code.is_guard(pc)) return -1;
+    const auto it = std::lower_bound(guards.begin(), guards.end(), pc,
+                                     [](const BpfCode::Guard& g, std::uint32_t k) { return g.jump < k; });
+    return int{way[static_cast<std::size_t>(it - guards.begin())]};
+  };
+
+  std::vector<bool> leads(code.insns().size(), false);
   std::vector<std::uint32_t> todo;
   auto lead = [&](std::uint32_t pc) {
     if (!leads[pc]) leads[pc] = true, todo.push_back(pc);
   };
-  for (std::uint32_t pc = 0; pc < n; ++pc)
-    if (patches.kind(pc) == Patch::Poison) lead(pc);
+  for (const auto& [pc, relocation] : poisoned) lead(pc);
   while (!todo.empty()) {
     const std::uint32_t pc = todo.back();
     todo.pop_back();
-    if (pc > 0 && falls_through[pc - 1]) lead(pc - 1);
-    if (!jumped_to[pc]) continue;
-    auto it = std::lower_bound(jumps.begin(), jumps.end(), std::pair(pc, std::uint32_t{0}));
-    for (; it != jumps.end() && it->first == pc; ++it) lead(it->second);
+    if (pc > 0 && code.falls_through(pc - 1) && way_of(pc - 1) != 1) lead(pc - 1);
+    if (!code.jumped_to(pc)) continue;
+    for (const std::uint32_t from : code.edges_to(pc))
+      if (way_of(from) != 0) lead(from);
   }
   return leads;
 }
@@ -1369,7 +1449,7 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
       at.emplace_back(pc, static_cast<std::uint32_t>(i));
   std::sort(at.begin(), at.end());
   WalkScratch scratch(code);
-  const std::vector<bool> leads = leads_to_poison(code, patches);
+  const std::vector<bool> leads = leads_to_poison(code, patches, at);
   for (std::size_t p = 0; p < code.programs().size(); ++p) {
     ProgramReach& pr = out.programs[p];
     // A program whose control flow meets no poisoned instruction reaches none: not walked.

@@ -12,12 +12,12 @@
 #include "btfslim/paths.h"
 #include "btfslim/terminal.h"
 
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <unordered_map>
 
 namespace btfslim {
@@ -82,19 +82,37 @@ std::string_view nothing_to_do(const BpfObject& obj) {
 
 // A relocation's result as the table shows it, in a buffer of its own: a table row formats one for
 // each of its thousands of relocations, and asks the heap for none.
-using ResultText = fmt::basic_memory_buffer<char, 64>;
+// A result's text, written in place: a table has tens of thousands of them, each written twice (its
+// width, then its cell).
+class ResultText {
+ public:
+  void clear() { size_ = 0; }
+  ResultText& operator<<(std::string_view s) {
+    size_ = static_cast<std::size_t>(std::copy(s.begin(), s.end(), data_ + size_) - data_);
+    return *this;
+  }
+  ResultText& operator<<(std::uint64_t v) {
+    size_ = static_cast<std::size_t>(std::to_chars(data_ + size_, std::end(data_), v).ptr - data_);
+    return *this;
+  }
+  std::string_view view() const { return {data_, size_}; }
+
+ private:
+  char data_[80];  // the longest: "{u64} (was {u64})", "{u64} (size {u8} -> {u8})"
+  std::size_t size_ = 0;
+};
 
 std::string_view result_text(const CoreResult& r, bool dead, ResultText& buf) {
   buf.clear();
   switch (r.status) {
     case CoreStatus::Ok:
       if (r.target_size != r.local_size)
-        fmt::format_to(std::back_inserter(buf), FMT_COMPILE("{} (size {} -> {})"), r.value, r.local_size, r.target_size);
+        buf << r.value << " (size " << std::uint64_t{r.local_size} << " -> " << std::uint64_t{r.target_size} << ")";
       else if (r.value == r.local_value)
-        fmt::format_to(std::back_inserter(buf), FMT_COMPILE("{}"), r.value);
+        buf << r.value;
       else
-        fmt::format_to(std::back_inserter(buf), FMT_COMPILE("{} (was {})"), r.value, r.local_value);
-      return {buf.data(), buf.size()};
+        buf << r.value << " (was " << r.local_value << ")";
+      return buf.view();
     case CoreStatus::Poisoned:
       return dead ? "poisoned (dead code)" : "POISONED";
     case CoreStatus::Ambiguous:
@@ -231,14 +249,27 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
     std::unordered_map<std::string_view, std::uint32_t> program_ids;
     std::size_t pw = 7, rw = 6, tw = 6;
     ResultText text;
+    // Relocations come a function at a time: one in the same function as the last one is not looked up.
+    const BpfFunction* last = nullptr;
+    std::uint32_t last_section = 0, last_program = 0;
     for (std::size_t i = 0; i < relos.size(); ++i) {
-      const Where w = where(obj, relos[i]);
-      auto [p, new_program] = program_ids.try_emplace(w.program, static_cast<std::uint32_t>(programs.size()));
-      if (new_program) programs.push_back(escape(p->first));
-      program_of[i] = p->second;
-      insn_of[i] = static_cast<std::uint32_t>(w.insn_idx);  // an offset in 32 bits, over 8
+      const CoreRelocation& r = relos[i];
+      if (last && r.section == last_section && r.insn_off >= last->offset &&
+          r.insn_off < last->offset + std::max<std::uint64_t>(last->size, kInsnSize)) {
+        program_of[i] = last_program;
+        insn_of[i] = static_cast<std::uint32_t>((r.insn_off - last->offset) / kInsnSize);
+      } else {
+        const Where w = where(obj, r);
+        auto [p, new_program] = program_ids.try_emplace(w.program, static_cast<std::uint32_t>(programs.size()));
+        if (new_program) programs.push_back(escape(p->first));
+        program_of[i] = p->second;
+        insn_of[i] = static_cast<std::uint32_t>(w.insn_idx);  // an offset in 32 bits, over 8
+        last = obj.function_of(r);
+        last_section = r.section;
+        last_program = p->second;
+      }
       if (!listed(i)) continue;
-      pw = std::max(pw, programs[p->second].size());
+      pw = std::max(pw, programs[program_of[i]].size());
       rw = std::max(rw, result_text(cell.results[i], cell.dead[i], text).size());
       if (cell.targets[i] != 0) tw = std::max(tw, cell.target_names[cell.targets[i]].size());
     }
@@ -287,7 +318,11 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       };
       put("  ", 2);
       put(program, pw);
-      p = fmt::format_to(p, FMT_COMPILE("  {:>5}  "), insn_of[i]);
+      char digits[10];
+      const char* digits_end = std::to_chars(std::begin(digits), std::end(digits), insn_of[i]).ptr;
+      put("  ", 7 - std::min<std::size_t>(static_cast<std::size_t>(digits_end - digits), 5));
+      put({digits, digits_end}, 0);
+      put("  ", 2);
       put(kind, 14);
       put("  ", 2);
       put(result, rw);
