@@ -147,7 +147,7 @@ ResolvedInput resolve_input(std::string_view arg);
 void set_strict_inputs(bool strict);
 
 struct LoadOptions {
-  std::string base;             // --base: the BTF a split input continues ("" = none, or automatic)
+  std::string base{};           // --base: the BTF a split input continues ("" = none, or automatic)
   RecordNames* names = nullptr;  // where given, the input's names (not its base's), collected while indexing
   // Where given, set to the ELF input's .BTF.ext section (empty when it has none), which lives as long
   // as the Btf returned.

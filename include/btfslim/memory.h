@@ -10,6 +10,7 @@
 // resident set is the most that is live at once, rounded up to 2 MiB. Small arrays use calloc.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <span>
@@ -21,8 +22,9 @@ namespace detail {
 // With zero false the contents are unspecified.
 void* allocate_zeroed(std::size_t bytes, bool zero = true);
 // Zeroed memory outside the pool, in 4 KiB pages faulted in as they are touched: for an array sized
-// by a loose bound whose untouched part should cost nothing resident.
-void* allocate_lazy(std::size_t bytes);
+// by a loose bound whose untouched part should cost nothing resident. The first `populated` bytes,
+// sure to be written, are mapped at once (one call rather than a fault per page).
+void* allocate_lazy(std::size_t bytes, std::size_t populated = 0);
 void release_zeroed(void* p, std::size_t bytes);
 // Gives back all but the first `kept` bytes of an allocation of `bytes` where it can; returns the bytes
 // the allocation now holds.
@@ -40,12 +42,13 @@ class ZeroedArray {
   // cleared for it (after std::make_unique_for_overwrite).
   static ZeroedArray for_overwrite(std::size_t n) { return ZeroedArray(n, false); }
   // Outside the pool (detail::allocate_lazy): slower to write the first time, but only what is
-  // touched is resident, and nothing rounds the resident set up to a huge page.
-  static ZeroedArray lazy(std::size_t n) {
+  // touched is resident, and nothing rounds the resident set up to a huge page. The first `sure`
+  // elements, which the caller knows it will write, are mapped at once.
+  static ZeroedArray lazy(std::size_t n, std::size_t sure = 0) {
     ZeroedArray a;
     a.n_ = n;
     a.bytes_ = n * sizeof(T);
-    if (n) a.data_ = static_cast<T*>(detail::allocate_lazy(a.bytes_));
+    if (n) a.data_ = static_cast<T*>(detail::allocate_lazy(a.bytes_, std::min(sure, n) * sizeof(T)));
     return a;
   }
   ~ZeroedArray() { release(); }

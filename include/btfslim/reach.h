@@ -124,7 +124,7 @@ class BpfCode {
 
   std::vector<BpfInsn> decoded_;  // the code where it is not read in place
   std::span<const BpfInsn> insns_;
-  const FileBytes* file_ = nullptr;  // where it is read in place
+  const FileBytes* file_ = nullptr;  // where it is read in place and its pages are given back
   std::vector<std::pair<std::uint32_t, InsnRef>> refs_;  // sorted by instruction: the few that have one
   std::vector<std::uint64_t> join_bits_;  // a bit for each instruction
   std::vector<std::uint64_t> fall_bits_, edge_bits_, guard_bits_;  // likewise

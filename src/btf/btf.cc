@@ -173,8 +173,9 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   // give would leave a hole in the memory pool that the analysis after it cannot use (memory.h). In
   // the pool only for measure's analysis (Collect), whose arrays fill its huge pages anyway; elsewhere
   // (check, minimize, dump) a huge page for half a megabyte of offsets would be 1.5 MiB more resident.
-  auto allocate = [](std::size_t n) {
-    return Collect ? ZeroedArray<std::uint32_t>::for_overwrite(n) : ZeroedArray<std::uint32_t>::lazy(n);
+  auto allocate = [len](std::size_t n) {
+    // Kernel BTF's records average 24-25 bytes: at least one per 28 is there, and mapped at once.
+    return Collect ? ZeroedArray<std::uint32_t>::for_overwrite(n) : ZeroedArray<std::uint32_t>::lazy(n, len / 28);
   };
   std::size_t capacity = std::min<std::size_t>(len / 24 + 16, len / kTypeHeaderSize + 1);
   offsets = allocate(capacity);

@@ -159,7 +159,7 @@ void* allocate_zeroed(std::size_t bytes, bool zero) {
   return map_populated(bytes);
 }
 
-void* allocate_lazy(std::size_t bytes) {
+void* allocate_lazy(std::size_t bytes, std::size_t populated) {
   if (bytes < kSmall) {
     void* p = std::calloc(1, bytes);
     if (!p) throw std::bad_alloc();
@@ -167,6 +167,7 @@ void* allocate_lazy(std::size_t bytes) {
   }
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
+  if (populated >= kSmall) ::madvise(p, populated, kPopulateWrite);
   return p;
 }
 
