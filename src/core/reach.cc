@@ -249,7 +249,7 @@ BpfCode::BpfCode(const BpfObject& object) {
 
   // Where each CO-RE relocation's instruction is: its section's, by name, as libbpf finds it.
   reloc_insn_.reserve(object.relocations().size());
-  std::vector<bool> core_relocated(n, false);
+  std::vector<std::uint64_t> core_relocated(n / 64 + 1, 0);  // a bit per instruction
   for (const CoreRelocation& r : object.relocations()) {
     const std::string_view name = object.sections()[r.section].name;
     std::uint32_t at = kNoInsn;
@@ -259,7 +259,7 @@ BpfCode::BpfCode(const BpfObject& object) {
         break;
       }
     reloc_insn_.push_back(at);
-    if (at != kNoInsn) core_relocated[at] = true;
+    if (at != kNoInsn) core_relocated[at / 64] |= std::uint64_t{1} << (at % 64);
   }
 
   // The links, then calls and addresses within a section, every jump and its target, and the guards,
@@ -286,7 +286,7 @@ BpfCode::BpfCode(const BpfObject& object) {
       for (; pc < to; ++pc) {
         const BpfInsn in = insns_[pc];
         const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-        if (core_relocated[pc]) known = 0;  // poisoned, it is a call
+        if (bit(core_relocated, pc)) known = 0;  // poisoned, it is a call
         switch (cls) {
           case kAlu:
           case kAlu64:
