@@ -83,7 +83,7 @@ class BpfCode {
 
   // The control flow with every branch taken both ways, for going backwards from an instruction:
   // whether `pc` goes on to pc + 1 (an ld_imm64's first half goes on to its second), and whether
-  // some instruction jumps to, calls or takes the address of `pc`, and which (`from` ascending).
+  // some instruction jumps to, calls or takes the address of `pc`, and which.
   bool falls_through(std::uint32_t pc) const { return bit(fall_bits_, pc); }
   bool jumped_to(std::uint32_t pc) const { return bit(edge_bits_, pc); }
   std::span<const std::uint32_t> edges_to(std::uint32_t pc) const;
@@ -128,7 +128,7 @@ class BpfCode {
   std::vector<std::pair<std::uint32_t, InsnRef>> refs_;  // sorted by instruction: the few that have one
   std::vector<std::uint64_t> join_bits_;  // a bit for each instruction
   std::vector<std::uint64_t> fall_bits_, edge_bits_, guard_bits_;  // likewise
-  std::vector<std::uint32_t> edge_to_, edge_from_;  // the edges, sorted by (to, from)
+  std::vector<std::uint32_t> edge_to_, edge_from_;  // the edges, sorted by `to`
   std::vector<Guard> guards_;
   std::vector<std::uint32_t> join_rank_;  // meeting points before each 64 instructions; their count last
   std::vector<Program> programs_;

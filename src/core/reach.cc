@@ -43,6 +43,7 @@
 
 #include "btfslim/error.h"
 #include "btfslim/input.h"
+#include "btfslim/radix_sort.h"
 
 #include <algorithm>
 #include <bit>
@@ -373,7 +374,7 @@ BpfCode::BpfCode(const BpfObject& object) {
   // Calls and subprogram addresses are edges too.
   for (const auto& [pc, ref] : refs_)
     if (ref.ref == Ref::FuncAddr || ref.ref == Ref::StaticCall || ref.ref == Ref::GlobalCall) edges.emplace_back(ref.target, pc);
-  std::sort(edges.begin(), edges.end());
+  radix_sort(edges, static_cast<unsigned>(std::bit_width(n)), [](const std::pair<std::uint32_t, std::uint32_t>& e) { return e.first; });
   edge_bits_.assign(n / 64 + 1, 0);
   edge_to_.reserve(edges.size());
   edge_from_.reserve(edges.size());
