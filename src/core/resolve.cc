@@ -503,7 +503,7 @@ void resolve_object(const BpfObject& object, const CandidateIndex& index,
     CoreResult out;
     CandidateList* cands = nullptr;
     if (r.kind <= kMaxRelocKind && r.kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && r.local_type != 0 &&
-        !local.str(local.type(r.local_type).name_off()).empty()) {
+        local.c_str(local.type(r.local_type).name_off())[0] != 0) {
       auto [it, inserted] = cache.try_emplace(r.local_type);
       if (inserted) it->second.list = index.candidates(local, r.local_type);
       cands = &it->second;
