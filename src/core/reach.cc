@@ -25,7 +25,10 @@
 // ends in time linear in the code times the lattice's height. Past a second budget, everything the
 // program's control flow can reach counts as reached. A path also ends where no poisoned instruction
 // lies ahead of it, in its function or past any return of its call chain (one backward pass over the
-// control flow finds where one does): what it would go on to reach decides nothing. A reached
+// control flow finds where one does): what it would go on to reach decides nothing. That pass takes a
+// guard, a conditional jump on a constant set earlier in the same straight run of code (`if
+// (bpf_core_field_exists(...))` compiles to one), only the way the target's constant sends it: a
+// program whose guards cut off every poisoned instruction is not walked at all. A reached
 // instruction is reported as reached; one not reached is dead: the analysis errs towards reaching, so
 // that dead code is never claimed where the verifier goes.
 //
@@ -272,8 +275,9 @@ BpfCode::BpfCode(const BpfObject& object) {
   for (const Code& c : code) {
     const std::uint32_t end = c.base + c.count;
     std::uint32_t resume = c.base;  // past an ld_imm64's second half, which may open the next stretch
-    // The instruction that last set each register to a constant it names, in this straight run of
-    // code; kNoInsn where the register's value is not one.
+    // For each register set to a constant the instruction names (a move of an immediate, a 64-bit
+    // immediate load) in this straight run of code: where, how, and the constant. A bit of `known` says
+    // the register still holds it; any other write, a call or a jump clears it.
     struct Def {
       std::uint32_t pc = 0;
       Guard::Def how = Guard::Def::Mov64;
