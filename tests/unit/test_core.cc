@@ -14,11 +14,13 @@
 #include "btfslim/core.h"
 #include "btfslim/error.h"
 #include "btfslim/minimize.h"
+#include "btfslim/reach.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace btfslim::test {
@@ -121,6 +123,33 @@ TEST_CASE("a BPF object's CO-RE records, read from .BTF.ext", "[core]") {
   CHECK(results[1].value == 12);
   REQUIRE(results[1].matches.size() == 1);
   CHECK(results[1].matches[0].root == 2);
+}
+
+// Every idiom of guarding a read with a check compiles to a jump on the check's relocated constant:
+// found as a guard, it is decided for each target before any program is walked (src/core/reach.cc), and a
+// program whose guards cut off its poisoned reads is not walked at all.
+TEST_CASE("the guards of existence and size checks are found at their relocated constants", "[core]") {
+  const auto object = BpfObject::open(build_data_dir() + "/core_deadcode.bpf.o");
+  const BpfCode code(*object);
+  std::set<std::uint32_t> defs;
+  for (const BpfCode::Guard& g : code.guards()) {
+    defs.insert(g.def);
+    CHECK(code.is_guard(g.jump));
+    CHECK(g.def < g.jump);
+  }
+  const std::set<std::string_view> guarded{"guard_exists", "guard_not_exists", "else_branch", "type_exists",
+                                           "enumval_exists", "type_matches", "field_size"};
+  std::set<std::string_view> seen;
+  const auto relos = object->relocations();
+  for (std::size_t i = 0; i < relos.size(); ++i) {
+    const BpfFunction* f = object->function_of(relos[i]);
+    const bool check = is_existence_kind(relos[i].kind) || relos[i].kind == 1;  // byte_sz: field_size == 8
+    if (!f || !guarded.count(f->name) || !check) continue;
+    INFO(f->name << ": relocation " << i << " (" << reloc_kind_name(relos[i].kind) << ")");
+    CHECK(defs.count(code.insn_of(i)) == 1);
+    seen.insert(f->name);
+  }
+  CHECK(seen == guarded);
 }
 
 TEST_CASE("essential names drop the flavor", "[core]") {
