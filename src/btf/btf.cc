@@ -183,26 +183,39 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   std::uint32_t* out = first;
   RecordNames::Writer writer;
   if constexpr (Collect) writer = names->start(len, string_base, string_len);
+  // Each record's size from its kind, an unknown kind's past any section, so that one test catches both
+  // (told apart only on the way to the error), and the id only counted where an error names it.
+  struct Layout {
+    std::uint64_t fixed;
+    std::uint32_t per_entry;
+  };
+  constexpr auto kLayout = [] {
+    std::array<Layout, 32> l{};
+    for (unsigned k = 0; k < l.size(); ++k)
+      l[k] = k == 0 || k > kMaxKind ? Layout{std::uint64_t{1} << 40, 0} : Layout{kTrailing[k].fixed, kTrailing[k].per_entry};
+    return l;
+  }();
+  auto id_here = [&] { return first_id + static_cast<TypeId>(out - first); };
+  const bool ids_may_run_out = std::uint64_t{first_id} + len / kTypeHeaderSize >= 0xffffffffu;
   std::uint32_t off = 0;
   while (off < len) {
-    const TypeId id = first_id + static_cast<TypeId>(out - first);
     if (len - off < kTypeHeaderSize)
-      fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id, off,
+      fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id_here(), off,
            kTypeHeaderSize, len - off);
     const std::uint8_t* p = types.data() + off;
     const std::uint32_t info = order.u32(p + 4);
-    const auto kind = static_cast<Kind>((info >> 24) & 0x1f);
+    const unsigned k = (info >> 24) & 0x1f;
     const unsigned vlen = info & 0xffff;
-    const auto k = static_cast<unsigned>(kind);
-    if (k == 0 || k > kMaxKind)
-      fail(name, "type [{}] has unknown kind {} (known kinds are 1..{})", id, k, kMaxKind);
-    const std::uint32_t trailing = kTrailing[k].fixed + kTrailing[k].per_entry * vlen;
+    const std::uint64_t trailing = kLayout[k].fixed + std::uint64_t{kLayout[k].per_entry} * vlen;
     const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing;
-    if (end > len)
-      fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
-           kind_name(kind), vlen, kTypeHeaderSize + trailing, off, len - off);
-    if (id == 0xffffffffu) fail(name, "too many types");
-    if constexpr (Collect) writer.record(k, kTypeHeaderSize + trailing);
+    if (end > len) {
+      if (k == 0 || k > kMaxKind)
+        fail(name, "type [{}] has unknown kind {} (known kinds are 1..{})", id_here(), k, kMaxKind);
+      fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id_here(),
+           kind_name(static_cast<Kind>(k)), vlen, kTypeHeaderSize + trailing, off, len - off);
+    }
+    if (ids_may_run_out && id_here() == 0xffffffffu) fail(name, "too many types");
+    if constexpr (Collect) writer.record(k, static_cast<std::uint32_t>(kTypeHeaderSize + trailing));
     for_each_field(
         info,
         [&](std::uint32_t at, NameRole) {
