@@ -403,11 +403,20 @@ bool kernel_ref_fails(const KernelRef& ref, const KernelRefResult& result) {
 KernelNameIndex::KernelNameIndex(const CoreTarget& target, std::span<const std::vector<KernelRef>> refs)
     : target_(&target) {
   std::unordered_set<std::string> wanted;
+  // The kinds looked up (find()'s callers): each reference's own, a function or variable for an
+  // extern, a struct for struct_ops.
+  std::uint32_t kinds = 0;
+  auto want = [&kinds](Kind k) { kinds |= 1u << static_cast<unsigned>(k); };
   for (const auto& list : refs)
     for (const KernelRef& r : list) {
       if (r.lookup.empty()) continue;
       wanted.insert(r.lookup);
-      if (r.kind == KernelRefKind::StructOps) wanted.insert(std::string(kStructOpsValuePrefix) + r.lookup);
+      want(r.lookup_kind);
+      if (r.kind == KernelRefKind::Kfunc || r.kind == KernelRefKind::Ksym) want(Kind::Func), want(Kind::Var);
+      if (r.kind == KernelRefKind::StructOps) {
+        wanted.insert(std::string(kStructOpsValuePrefix) + r.lookup);
+        want(Kind::Struct);
+      }
     }
   if (wanted.empty()) return;
   std::unordered_set<std::string_view> names(wanted.begin(), wanted.end());
@@ -425,12 +434,13 @@ KernelNameIndex::KernelNameIndex(const CoreTarget& target, std::span<const std::
   auto scan = [&](const Btf& btf, TypeId from, std::uint32_t which) {
     for (TypeId id = from; id < btf.end_id(); ++id) {
       const TypeView t = btf.type(id);
-      if (which == 0 && t.kind() == Kind::Func) has_functions_ = true;
-      if (t.name_off() == 0) continue;
+      const Kind kind = t.kind();
+      if (which == 0 && kind == Kind::Func) has_functions_ = true;
+      if (!(kinds >> static_cast<unsigned>(kind) & 1) || t.name_off() == 0) continue;
       const char* raw = btf.c_str(t.name_off());
       if (filter && (raw[0] == 0 || !(pairs[pair_of(raw) / 64] >> (pair_of(raw) % 64) & 1))) continue;
       const std::string_view name = btf.str(t.name_off());
-      if (names.count(name)) first_.emplace(Key{name, t.kind(), which}, id);
+      if (names.count(name)) first_.emplace(Key{name, kind, which}, id);
     }
   };
   scan(target.main(), 1, 0);
