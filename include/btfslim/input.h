@@ -34,6 +34,10 @@ class FileBytes {
   // with): a mapped file's pages are read again from the page cache if touched later. Only for parts
   // nothing writes to (libelf converts some sections of the other byte order in place: never those).
   void release(std::span<const std::uint8_t> range) const;
+  // A pass over a large part reads it a stretch at a time, giving each back behind it; a part smaller
+  // than kWorthReleasing is kept whole (its few pages cost less than the calls).
+  static constexpr std::size_t kStretch = 256 * 1024;
+  static constexpr std::size_t kWorthReleasing = 4 * kStretch;
   // Whether `range` is a part of bytes() (not memory of its own, as a decompressed section is).
   bool holds(std::span<const std::uint8_t> range) const {
     const auto at = reinterpret_cast<std::uintptr_t>(range.data()), begin = reinterpret_cast<std::uintptr_t>(data_);

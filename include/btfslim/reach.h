@@ -10,6 +10,7 @@
 #pragma once
 
 #include "btfslim/core.h"
+#include "btfslim/input.h"
 
 #include <cstdint>
 #include <span>
@@ -17,8 +18,6 @@
 #include <vector>
 
 namespace btfslim {
-
-class FileBytes;
 
 // One instruction (struct bpf_insn) in the host's byte order: 8 bytes, laid out as in a file of the
 // host's order (the register nibbles are bitfields in the order the host's ABI gives them).
@@ -117,7 +116,7 @@ class BpfCode {
   std::span<const std::uint8_t> rodata(std::uint32_t section) const;
 
  private:
-  static constexpr std::uint32_t kStretch = 32768;  // instructions: 256 KiB
+  static constexpr std::uint32_t kStretch = FileBytes::kStretch / sizeof(BpfInsn);  // instructions
   static bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t pc) { return bits[pc / 64] >> (pc % 64) & 1; }
   void prefetch(std::uint32_t from, std::uint32_t to) const;
   std::span<const std::uint8_t> bytes(std::uint32_t from, std::uint32_t to) const;

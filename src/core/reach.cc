@@ -132,9 +132,8 @@ BpfCode::BpfCode(const BpfObject& object) {
   }
   in_place = in_place && reinterpret_cast<std::uintptr_t>(start) % alignof(BpfInsn) == 0 && elf.file().holds({start, next});
   if (in_place) {
-    // Its pages are given back only where there are many: for a few, the calls cost more than the
-    // memory (a fault maps 16 pages at a time anyway).
-    if (total >= 4 * kStretch) file_ = &elf.file();
+    // Its pages are given back only where there are many (FileBytes::kWorthReleasing).
+    if (total * sizeof(BpfInsn) >= FileBytes::kWorthReleasing) file_ = &elf.file();
     insns_ = {reinterpret_cast<const BpfInsn*>(start), static_cast<std::size_t>(total)};
   } else {
     // Decoded a stretch at a time, each stretch's pages given back before the next is read: the file's

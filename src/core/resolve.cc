@@ -12,6 +12,7 @@
 #include "btfslim/core.h"
 #include "btfslim/error.h"
 #include "btfslim/escape.h"
+#include "btfslim/input.h"
 #include "spec.h"
 
 #include <fmt/format.h>
@@ -483,11 +484,17 @@ void resolve_object(const BpfObject& object, const CandidateIndex& index,
   // Each relocation reads its instruction: the code's pages are given back behind the records as they
   // go (records come a section at a time, in the code's order), so that an agent's megabytes of code
   // are not all in memory at once. Out of order, a page is only read again.
-  constexpr std::uint32_t kStretch = 256 * 1024;
+  // Only where the code is large (FileBytes::kWorthReleasing): an object of a few dozen small
+  // sections would make a call for each, to give back nothing that matters.
+  constexpr std::uint32_t kStretch = FileBytes::kStretch;
+  std::size_t code_bytes = 0;
+  for (const ProgramSection& s : object.sections()) code_bytes += s.insns.size();
+  const bool give_back = code_bytes >= FileBytes::kWorthReleasing;
   std::uint32_t code_section = UINT32_MAX, kept_from = 0;  // the section read, and where its kept pages start
   auto release_code = [&](std::uint32_t upto) {
     const std::span<const std::uint8_t> code = object.sections()[code_section].insns;
-    if (upto > kept_from && upto <= code.size()) object.release_pages(code.subspan(kept_from, upto - kept_from));
+    if (give_back && upto > kept_from && upto <= code.size())
+      object.release_pages(code.subspan(kept_from, upto - kept_from));
     kept_from = upto;
   };
 
