@@ -80,10 +80,8 @@ std::string_view nothing_to_do(const BpfObject& obj) {
   return "";
 }
 
-// A relocation's result as the table shows it, in a buffer of its own: a table row formats one for
-// each of its thousands of relocations, and asks the heap for none.
-// A result's text, written in place: a table has tens of thousands of them, each written twice (its
-// width, then its cell).
+// A relocation's result as the table shows it, in a buffer of its own that asks the heap for nothing:
+// a table has tens of thousands of them, each written twice (for its column's width, then its cell).
 class ResultText {
  public:
   void clear() { size_ = 0; }
