@@ -117,7 +117,12 @@ class BpfCode {
 
  private:
   static constexpr std::uint32_t kStretch = FileBytes::kStretch / sizeof(BpfInsn);  // instructions
+  // The bit sets below: a bit for each instruction.
   static bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t pc) { return bits[pc / 64] >> (pc % 64) & 1; }
+  static void set_bit(std::vector<std::uint64_t>& bits, std::uint32_t pc, bool on = true) {
+    const std::uint64_t mask = std::uint64_t{1} << (pc % 64);
+    bits[pc / 64] = on ? bits[pc / 64] | mask : bits[pc / 64] & ~mask;
+  }
   void prefetch(std::uint32_t from, std::uint32_t to) const;
   std::span<const std::uint8_t> bytes(std::uint32_t from, std::uint32_t to) const;
 
@@ -125,8 +130,7 @@ class BpfCode {
   std::span<const BpfInsn> insns_;
   const FileBytes* file_ = nullptr;  // where it is read in place and its pages are given back
   std::vector<std::pair<std::uint32_t, InsnRef>> refs_;  // sorted by instruction: the few that have one
-  std::vector<std::uint64_t> join_bits_;  // a bit for each instruction
-  std::vector<std::uint64_t> fall_bits_, edge_bits_, guard_bits_;  // likewise
+  std::vector<std::uint64_t> join_bits_, fall_bits_, edge_bits_, guard_bits_;
   std::vector<std::uint32_t> edge_to_, edge_from_;  // the edges, sorted by `to`
   std::vector<Guard> guards_;
   std::vector<std::uint32_t> join_rank_;  // meeting points before each 64 instructions; their count last

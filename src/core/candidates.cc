@@ -5,6 +5,7 @@
 // has and whose essential name is asked for joins that name's list. A lookup is then a hash probe and a
 // filter by kind, whatever the number of objects and relocations.
 #include "btfslim/core.h"
+#include "btfslim/name_prefixes.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -76,18 +77,10 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
     kinds |= (1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64));
   if (slots_.empty()) return;
 
-  // Most target names share no first two bytes with any name asked for: a bitmap of those pairs skips
-  // them before the essential name is found and hashed. (A flavor keeps the essential name's first
-  // bytes; a one-byte essential name, "a" of "a___b", turns the filter off.)
-  std::vector<std::uint64_t> pairs(65536 / 64, 0);
-  bool filter = true;
-  auto pair_of = [](std::string_view n) {
-    return static_cast<unsigned>(static_cast<std::uint8_t>(n[0])) << 8 | static_cast<std::uint8_t>(n[1]);
-  };
-  for (const Slot& slot : slots_) {
-    if (slot.name.size() < 2) filter = false;
-    else pairs[pair_of(slot.name) / 64] |= std::uint64_t{1} << (pair_of(slot.name) % 64);
-  }
+  // Most target names share no first two bytes with any name asked for (NamePrefixes). A flavor keeps
+  // the essential name's first bytes; a one-byte essential name, "a" of "a___b", turns the filter off.
+  NamePrefixes prefixes;
+  for (const Slot& slot : slots_) prefixes.add(slot.name);
 
   // A split main BTF is one BTF with its base (the rest of a kernel's types, split off): searched
   // whole. A module is searched for its own types.
@@ -96,7 +89,7 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
       const TypeView t = btf.type(id);
       if (!(kinds >> static_cast<unsigned>(t.kind()) & 1) || t.name_off() == 0) continue;
       const char* raw = btf.c_str(t.name_off());
-      if (filter && (raw[0] == 0 || !(pairs[pair_of({raw, 2}) / 64] >> (pair_of({raw, 2}) % 64) & 1))) continue;
+      if (!prefixes.may_hold(raw)) continue;
       const auto it = by_name.find(essential_name(raw));
       if (it == by_name.end()) continue;
       Slot& slot = slots_[it->second];

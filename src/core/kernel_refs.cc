@@ -15,6 +15,7 @@
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 #include "btfslim/loader.h"
+#include "btfslim/name_prefixes.h"
 #include "spec.h"
 
 #include <elf.h>
@@ -420,25 +421,15 @@ KernelNameIndex::KernelNameIndex(const CoreTarget& target, std::span<const std::
     }
   if (wanted.empty()) return;
   std::unordered_set<std::string_view> names(wanted.begin(), wanted.end());
-  // As CandidateIndex does: a bitmap of the names' first two bytes skips most of a kernel's names
-  // before they are measured and hashed (a one-byte name turns it off).
-  std::vector<std::uint64_t> pairs(65536 / 64, 0);
-  bool filter = true;
-  auto pair_of = [](const char* n) {
-    return static_cast<unsigned>(static_cast<std::uint8_t>(n[0])) << 8 | static_cast<std::uint8_t>(n[1]);
-  };
-  for (const std::string_view n : names) {
-    if (n.size() < 2) filter = false;
-    else pairs[pair_of(n.data()) / 64] |= std::uint64_t{1} << (pair_of(n.data()) % 64);
-  }
+  NamePrefixes prefixes;
+  for (const std::string_view n : names) prefixes.add(n);
   auto scan = [&](const Btf& btf, TypeId from, std::uint32_t which) {
     for (TypeId id = from; id < btf.end_id(); ++id) {
       const TypeView t = btf.type(id);
       const Kind kind = t.kind();
       if (which == 0 && kind == Kind::Func) has_functions_ = true;
       if (!(kinds >> static_cast<unsigned>(kind) & 1) || t.name_off() == 0) continue;
-      const char* raw = btf.c_str(t.name_off());
-      if (filter && (raw[0] == 0 || !(pairs[pair_of(raw) / 64] >> (pair_of(raw) % 64) & 1))) continue;
+      if (!prefixes.may_hold(btf.c_str(t.name_off()))) continue;
       const std::string_view name = btf.str(t.name_off());
       if (names.count(name)) first_.emplace(Key{name, kind, which}, id);
     }

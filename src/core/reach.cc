@@ -157,7 +157,7 @@ BpfCode::BpfCode(const BpfObject& object) {
   const std::uint32_t n = static_cast<std::uint32_t>(insns_.size());
   std::unordered_map<std::uint32_t, InsnRef> refs;  // sorted into refs_ at the end
   join_bits_.assign(n / 64 + 1, 0);
-  auto mark_join = [&](std::size_t pc) { join_bits_[pc / 64] |= std::uint64_t{1} << (pc % 64); };
+  auto mark_join = [&](std::size_t pc) { set_bit(join_bits_, static_cast<std::uint32_t>(pc)); };
   auto section_end = [&](std::uint32_t pc) {
     for (const Code& c : code)
       if (pc >= c.base && pc < c.base + c.count) return c.base + c.count;
@@ -262,7 +262,7 @@ BpfCode::BpfCode(const BpfObject& object) {
         break;
       }
     reloc_insn_.push_back(at);
-    if (at != kNoInsn) core_relocated[at / 64] |= std::uint64_t{1} << (at % 64);
+    if (at != kNoInsn) set_bit(core_relocated, at);
   }
 
   // The links, then calls and addresses within a section, every jump and its target, and the guards,
@@ -339,7 +339,7 @@ BpfCode::BpfCode(const BpfObject& object) {
           known = 0;
           continue;
         }
-        if (op == kExit || op == kJa) fall_bits_[pc / 64] &= ~(std::uint64_t{1} << (pc % 64));
+        if (op == kExit || op == kJa) set_bit(fall_bits_, pc, false);
         if (op != kExit && op != kJa && op != kJcond && !(in.code & kSrcX) && in.dst <= 10 && (known >> in.dst & 1)) {
           const Def& d = defs[in.dst];
           guards.push_back({pc, d.pc, d.value, d.how, in.code, in.imm});
@@ -362,7 +362,7 @@ BpfCode::BpfCode(const BpfObject& object) {
     for (std::uint32_t pc = g.def + 1; pc <= g.jump && straight; ++pc) straight = !joins(pc);
     if (!straight) continue;
     guards_.push_back(g);
-    guard_bits_[g.jump / 64] |= std::uint64_t{1} << (g.jump % 64);
+    set_bit(guard_bits_, g.jump);
   }
   join_rank_.reserve(join_bits_.size() + 1);
   std::uint32_t joins = 0;
@@ -384,7 +384,7 @@ BpfCode::BpfCode(const BpfObject& object) {
   for (const auto& [to, from] : edges) {
     edge_to_.push_back(to);
     edge_from_.push_back(from);
-    edge_bits_[to / 64] |= std::uint64_t{1} << (to % 64);
+    set_bit(edge_bits_, to);
   }
 }
 
