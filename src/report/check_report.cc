@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <unordered_map>
 
 namespace btfslim {
@@ -80,8 +81,8 @@ std::string_view nothing_to_do(const BpfObject& obj) {
   return "";
 }
 
-// A relocation's result as the table shows it, in a buffer of its own that asks the heap for nothing:
-// a table has tens of thousands of them, each written twice (for its column's width, then its cell).
+// A relocation's result as the table shows it, in a buffer of its own that asks the heap for nothing
+// (JSON and the failure lists write one per relocation).
 class ResultText {
  public:
   void clear() { size_ = 0; }
@@ -224,6 +225,30 @@ void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) 
   }
 }
 
+// What a table row shows after its program and instruction: the relocation's kind, result, target
+// and accessor, and the reason below a failing one. Relocations asking the same question with the same
+// outcome show the same, and an agent's tens of thousands of rows ask a few hundred questions: each
+// shape is laid out once, and a row is its program, its instruction and a copy of its shape.
+struct Shape {
+  std::uint64_t question = 0;  // the local type, access string and kind
+  std::uint64_t value = 0, local_value = 0;
+  const char* reason = nullptr;  // interned (Reason): one pointer per text; none for an Ok result
+  std::uint32_t target = 0;      // ObjectOnTarget::targets
+  CoreStatus status = CoreStatus::Ok;
+  std::uint8_t local_size = 0, target_size = 0;
+  bool dead = false;
+  bool operator==(const Shape&) const = default;
+};
+
+struct ShapeHash {
+  std::size_t operator()(const Shape& s) const {
+    std::uint64_t h = s.question * 0x9e3779b97f4a7c15u;
+    h ^= (s.value + (std::uint64_t{s.target} << 32 | static_cast<std::uint32_t>(s.status) << 24 | s.dead)) * 0xc2b2ae3d27d4eb4fu;
+    h ^= s.local_value * 0x165667b19e3779f9u;
+    return static_cast<std::size_t>(h ^ h >> 29);
+  }
+};
+
 void print_one_target(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
   const std::string& kernel = names.kernels[0];
   for (std::size_t o = 0; o < run.objects.size(); ++o) {
@@ -237,17 +262,20 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       out.put('\n');
       continue;
     }
-    // Column widths from the rows listed. Programs and accessors are named once each: an agent's
-    // thousands of relocations ask a few hundred questions. The accessor comes last: however long, it
-    // pushes nothing out of its column.
+    // Each listed row's program, instruction and shape; programs are named once each. Relocations
+    // come a function at a time: one in the same function as the last one is not looked up.
     const auto relos = obj.relocations();
-    auto listed = [&](std::size_t i) { return !failures_only || relocation_fails(run, cell.results[i], cell.dead[i]); };
-    std::vector<std::uint32_t> program_of(relos.size()), insn_of(relos.size());
+    constexpr std::uint32_t kNotListed = UINT32_MAX;
+    std::vector<std::uint32_t> program_of(relos.size()), insn_of(relos.size()), shape_of(relos.size(), kNotListed);
     std::vector<std::string> programs;
     std::unordered_map<std::string_view, std::uint32_t> program_ids;
-    std::size_t pw = 7, rw = 6, tw = 6;
-    ResultText text;
-    // Relocations come a function at a time: one in the same function as the last one is not looked up.
+    std::vector<Shape> shapes;
+    std::vector<std::uint32_t> first_row;  // of each shape
+    std::unordered_map<Shape, std::uint32_t, ShapeHash> shape_ids;
+    // The shape last seen for a question, tried before the map: a question's rows mostly share one.
+    constexpr std::size_t kRecent = 1024;
+    std::vector<std::uint32_t> recent(kRecent, kNotListed);
+    std::size_t pw = 7;
     const BpfFunction* last = nullptr;
     std::uint32_t last_section = 0, last_program = 0;
     for (std::size_t i = 0; i < relos.size(); ++i) {
@@ -266,76 +294,105 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
         last_section = r.section;
         last_program = p->second;
       }
-      if (!listed(i)) continue;
+      const CoreResult& result = cell.results[i];
+      if (failures_only && !relocation_fails(run, result, cell.dead[i])) continue;
       pw = std::max(pw, programs[program_of[i]].size());
-      rw = std::max(rw, result_text(cell.results[i], cell.dead[i], text).size());
-      if (cell.targets[i] != 0) tw = std::max(tw, cell.target_names[cell.targets[i]].size());
+      Shape s;
+      s.question = std::uint64_t{r.local_type} << 36 | std::uint64_t{r.access_off} << 4 | r.kind;
+      s.value = result.value;
+      s.local_value = result.local_value;
+      if (result.status != CoreStatus::Ok) s.reason = std::string_view(result.reason).data();
+      s.target = cell.targets[i];
+      s.status = result.status;
+      s.local_size = result.local_size;
+      s.target_size = result.target_size;
+      s.dead = cell.dead[i];
+      std::uint32_t& seen = recent[s.question * 0x9e3779b97f4a7c15u >> 54];  // kRecent slots
+      if (seen == kNotListed || !(shapes[seen] == s)) {
+        auto [it, fresh] = shape_ids.try_emplace(s, static_cast<std::uint32_t>(shapes.size()));
+        if (fresh) {
+          shapes.push_back(s);
+          first_row.push_back(static_cast<std::uint32_t>(i));
+        }
+        seen = it->second;
+      }
+      shape_of[i] = seen;
+    }
+
+    // The shapes' columns, as wide as their widest cell (a target at most 40: a longer one pushes only
+    // the accessor), then each shape laid out once, from the first row that has it. Escaped names are
+    // ASCII: padded by their length, not by counting code points.
+    ResultText text;
+    std::size_t rw = 6, tw = 6;
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      rw = std::max(rw, result_text(cell.results[first_row[k]], shapes[k].dead, text).size());
+      if (shapes[k].target != 0) tw = std::max(tw, cell.target_names[shapes[k].target].size());
     }
     tw = std::min<std::size_t>(tw, 40);
-    std::unordered_map<std::uint64_t, std::string> accessors;
-    auto accessor = [&](const CoreRelocation& r) -> const std::string& {
-      const std::uint64_t question = std::uint64_t{r.local_type} << 36 | std::uint64_t{r.access_off} << 4 | r.kind;
-      auto [a, fresh] = accessors.try_emplace(question);
-      if (fresh) a->second = describe_access(obj, r);
-      return a->second;
+    std::string laid_out;
+    std::unordered_map<std::uint64_t, std::string> accessors;  // by question
+    std::vector<std::uint32_t> shape_at(shapes.size() + 1);
+    auto pad = [](std::string& to, std::string_view s, std::size_t width) {
+      to += s;
+      if (s.size() < width) to.append(width - s.size(), ' ');
     };
-    // Escaped names are ASCII: padded by their length, not by counting code points.
-    static constexpr std::string_view kSpaces = "                                                                ";
-    auto cell_at = [&out](std::string_view s, std::size_t width) {
-      out.write(s);
-      for (std::size_t n = s.size(); n < width; n += kSpaces.size()) out.write(kSpaces.substr(0, std::min(width - n, kSpaces.size())));
-    };
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      const Shape& s = shapes[k];
+      shape_at[k] = static_cast<std::uint32_t>(laid_out.size());
+      const CoreRelocation& asked = relos[first_row[k]];
+      pad(laid_out, reloc_kind_name(asked.kind), 14);
+      laid_out += "  ";
+      pad(laid_out, result_text(cell.results[first_row[k]], s.dead, text), rw);
+      laid_out += "  ";
+      pad(laid_out, s.target == 0 ? std::string_view("-") : cell.target_names[s.target], tw);
+      laid_out += "  ";
+      auto [accessor, fresh] = accessors.try_emplace(s.question);
+      if (fresh) accessor->second = describe_access(obj, asked);
+      laid_out += accessor->second;
+      laid_out += '\n';
+      if (s.reason && *s.reason) {
+        laid_out.append(pw + 11, ' ');
+        laid_out += std::string_view(s.reason);
+        laid_out += '\n';
+      }
+    }
+    shape_at[shapes.size()] = static_cast<std::uint32_t>(laid_out.size());
+
     bool header = false;
     for (std::size_t i = 0; i < relos.size(); ++i) {
-      if (!listed(i)) continue;
+      if (shape_of[i] == kNotListed) continue;
       if (!header) {
-        out.write("  ");
-        cell_at("PROGRAM", pw);
-        out.write("   INSN  KIND            ");
-        cell_at("RESULT", rw);
-        out.write("  ");
-        cell_at("TARGET", tw);
-        out.write("  ACCESSOR\n");
+        std::string head = "  ";
+        pad(head, "PROGRAM", pw);
+        head += "   INSN  KIND            ";
+        pad(head, "RESULT", rw);
+        head += "  ";
+        pad(head, "TARGET", tw);
+        head += "  ACCESSOR\n";
+        out.write(head);
         header = true;
       }
-      // The row is laid out in place at the end of the output buffer, each cell copied and padded:
-      // no call into the formatter or the buffer per cell, for tables of tens of thousands of rows.
-      const CoreResult& r = cell.results[i];
-      const std::string_view program = programs[program_of[i]], kind = reloc_kind_name(relos[i].kind),
-                             result = result_text(r, cell.dead[i], text),
-                             target = cell.targets[i] == 0 ? std::string_view("-") : cell.target_names[cell.targets[i]],
-                             access = accessor(relos[i]);
+      // The row laid out in place at the end of the output buffer: no call into the formatter or the
+      // buffer per cell, for tables of tens of thousands of rows.
+      const std::string_view program = programs[program_of[i]];
+      const std::string_view tail(laid_out.data() + shape_at[shape_of[i]], shape_at[shape_of[i] + 1] - shape_at[shape_of[i]]);
       fmt::memory_buffer& buf = out.buffer();
       const std::size_t at = buf.size();
-      buf.resize(at + std::max(program.size(), pw) + std::max(result.size(), rw) + std::max(target.size(), tw) +
-                 access.size() + 48);
+      buf.resize(at + 2 + pw + 9 + 10 + tail.size());  // an instruction of up to ten digits
       char* p = buf.data() + at;
-      auto put = [&p](std::string_view s, std::size_t width) {
-        p = std::copy(s.begin(), s.end(), p);
-        if (s.size() < width) p = std::fill_n(p, width - s.size(), ' ');
-      };
-      put("  ", 2);
-      put(program, pw);
+      p[0] = ' ', p[1] = ' ';
+      std::memcpy(p + 2, program.data(), program.size());
+      std::memset(p + 2 + program.size(), ' ', pw - program.size() + 7);
+      p += 2 + pw + 7;
       char digits[10];
-      const char* digits_end = std::to_chars(std::begin(digits), std::end(digits), insn_of[i]).ptr;
-      put("  ", 7 - std::min<std::size_t>(static_cast<std::size_t>(digits_end - digits), 5));
-      put({digits, digits_end}, 0);
-      put("  ", 2);
-      put(kind, 14);
-      put("  ", 2);
-      put(result, rw);
-      put("  ", 2);
-      put(target, tw);
-      put("  ", 2);
-      put(access, 0);
-      *p++ = '\n';
-      buf.resize(static_cast<std::size_t>(p - buf.data()));
+      const auto n = static_cast<std::size_t>(std::to_chars(std::begin(digits), std::end(digits), insn_of[i]).ptr - digits);
+      p -= std::min<std::size_t>(n, 5);  // right-aligned in five columns, or longer
+      std::memcpy(p, digits, n);
+      p += n;
+      p[0] = ' ', p[1] = ' ';
+      std::memcpy(p + 2, tail.data(), tail.size());
+      buf.resize(static_cast<std::size_t>(p + 2 + tail.size() - buf.data()));
       out.flush_if_needed();
-      if (!r.reason.empty() && r.status != CoreStatus::Ok) {
-        cell_at("", pw + 11);
-        out.write(r.reason);
-        out.put('\n');
-      }
     }
     out.print("{}: {} relocations: {}\n", names.objects[o], relos.size(), summary(tally(run, cell)));
     print_kernel_refs(run, o, names.objects[o], failures_only, out);
