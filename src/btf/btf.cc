@@ -173,11 +173,12 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   // give would leave a hole in the memory pool that the analysis after it cannot use (memory.h). In
   // the pool only for measure's analysis (Collect), whose arrays fill its huge pages anyway; elsewhere
   // (check, minimize, dump) a huge page for half a megabyte of offsets would be 1.5 MiB more resident.
+  const std::size_t most = len / kTypeHeaderSize + 1;
   auto allocate = [len](std::size_t n) {
     // Kernel BTF's records average 24-25 bytes: at least one per 28 is there, and mapped at once.
     return Collect ? ZeroedArray<std::uint32_t>::for_overwrite(n) : ZeroedArray<std::uint32_t>::lazy(n, len / 28);
   };
-  std::size_t capacity = std::min<std::size_t>(len / 24 + 16, len / kTypeHeaderSize + 1);
+  std::size_t capacity = std::min<std::size_t>(len / 24 + 16, most);
   offsets = allocate(capacity);
   std::uint32_t* first = offsets.data();
   std::uint32_t* out = first;
@@ -196,12 +197,13 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
     return l;
   }();
   auto id_here = [&] { return first_id + static_cast<TypeId>(out - first); };
-  const bool ids_may_run_out = std::uint64_t{first_id} + len / kTypeHeaderSize >= 0xffffffffu;
+  // Ids end at 0xffffffff: how many records may have one. One test per record stops at whichever of
+  // that and the array's end comes first.
+  const std::uint64_t id_room = 0xffffffffu - std::uint64_t{first_id};
+  auto stop_at = [&] { return first + std::min<std::uint64_t>(capacity, id_room); };
+  std::uint32_t* stop = stop_at();
   std::uint32_t off = 0;
-  while (off < len) {
-    if (len - off < kTypeHeaderSize)
-      fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id_here(), off,
-           kTypeHeaderSize, len - off);
+  while (len - off >= kTypeHeaderSize) {
     const std::uint8_t* p = types.data() + off;
     const std::uint32_t info = order.u32(p + 4);
     const unsigned k = (info >> 24) & 0x1f;
@@ -214,7 +216,16 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
       fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id_here(),
            kind_name(static_cast<Kind>(k)), vlen, kTypeHeaderSize + trailing, off, len - off);
     }
-    if (ids_may_run_out && id_here() == 0xffffffffu) fail(name, "too many types");
+    if (out == stop) [[unlikely]] {
+      if (static_cast<std::uint64_t>(out - first) == id_room) fail(name, "too many types");
+      capacity = std::min<std::size_t>(capacity * 2, most);
+      auto grown = allocate(capacity);
+      std::memcpy(grown.data(), first, static_cast<std::size_t>(out - first) * sizeof *first);
+      out = grown.data() + (out - first);
+      first = grown.data();
+      offsets = std::move(grown);
+      stop = stop_at();
+    }
     if constexpr (Collect) writer.record(k, static_cast<std::uint32_t>(kTypeHeaderSize + trailing));
     for_each_field(
         info,
@@ -224,17 +235,12 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
           if constexpr (Collect) writer.name(name_off);
         },
         [&](std::uint32_t at, RefRole) { max_ref = branchless_max(max_ref, order.u32(p + at)); });
-    if (static_cast<std::size_t>(out - first) == capacity) {
-      capacity = std::min<std::size_t>(capacity * 2, len / kTypeHeaderSize + 1);
-      auto grown = allocate(capacity);
-      std::memcpy(grown.data(), first, static_cast<std::size_t>(out - first) * sizeof *first);
-      out = grown.data() + (out - first);
-      first = grown.data();
-      offsets = std::move(grown);
-    }
     *out++ = off;
     off = static_cast<std::uint32_t>(end);
   }
+  if (off != len)
+    fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id_here(), off,
+         kTypeHeaderSize, len - off);
   offsets.truncate(static_cast<std::size_t>(out - first));
   if constexpr (Collect) names->finish(writer);
   return {max_name, max_ref};
