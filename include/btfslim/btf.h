@@ -225,6 +225,8 @@ class Btf {
   bool valid_id(TypeId id) const { return id >= 1 && id < end_id(); }
   // Byte offset of a record inside this BTF's type section.
   std::uint32_t type_offset(TypeId id) const { return offsets_[id - first_id_]; }
+  // Those of all its own records, by id - first_id(): for a pass over them in a tight loop.
+  std::span<const std::uint32_t> type_offsets() const { return offsets_; }
 
   // `off` must be below string_end(); validated records only hold such offsets.
   std::string_view str(std::uint32_t off) const;
