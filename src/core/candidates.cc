@@ -8,7 +8,6 @@
 #include "btfslim/name_prefixes.h"
 
 #include <algorithm>
-#include <type_traits>
 #include <unordered_map>
 
 namespace btfslim {
@@ -83,33 +82,17 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
   NamePrefixes prefixes;
   for (const Slot& slot : slots_) prefixes.add(slot.name);
 
-  // The records of a BTF (not its base's) in id order, kind and name read straight from each in a byte
-  // order fixed for the loop: every run makes this pass over a whole kernel.
-  auto scan_own = [&](const Btf& btf, bool module, auto swapped) {
-    constexpr ByteOrder order(decltype(swapped)::value);
-    const std::uint8_t* types = btf.type_section().data();
-    const std::span<const std::uint32_t> offsets = btf.type_offsets();
-    for (std::size_t i = 0; i < offsets.size(); ++i) {
-      const std::uint8_t* p = types + offsets[i];
-      if (!(kinds >> ((order.u32(p + 4) >> 24) & 0x1f) & 1)) continue;
-      const std::uint32_t name_off = order.u32(p);
-      if (name_off == 0) continue;
-      const char* raw = btf.c_str(name_off);
-      if (!prefixes.may_hold(raw)) continue;
-      const auto it = by_name.find(essential_name(raw));
-      if (it == by_name.end()) continue;
-      Slot& slot = slots_[it->second];
-      (module ? slot.modules : slot.main).push_back({&btf, btf.first_id() + static_cast<TypeId>(i)});
-    }
-  };
   // A split main BTF is one BTF with its base (the rest of a kernel's types, split off): searched
   // whole, the base's types first. A module is searched for its own types.
   auto scan = [&](auto&& self, const Btf& btf, bool module) -> void {
     if (!module && btf.base()) self(self, *btf.base(), false);
-    if (btf.byte_order().swapped())
-      scan_own(btf, module, std::true_type{});
-    else
-      scan_own(btf, module, std::false_type{});
+    for_each_named_record(btf, kinds, [&](TypeId id, Kind, const char* raw) {
+      if (!prefixes.may_hold(raw)) return;
+      const auto it = by_name.find(essential_name(raw));
+      if (it == by_name.end()) return;
+      Slot& slot = slots_[it->second];
+      (module ? slot.modules : slot.main).push_back({&btf, id});
+    });
   };
   scan(scan, target.main(), false);
   for (const auto& m : target.modules()) scan(scan, *m, true);

@@ -423,22 +423,19 @@ KernelNameIndex::KernelNameIndex(const CoreTarget& target, std::span<const std::
   std::unordered_set<std::string_view> names(wanted.begin(), wanted.end());
   NamePrefixes prefixes;
   for (const std::string_view n : names) prefixes.add(n);
-  auto scan = [&](const Btf& btf, TypeId from, std::uint32_t which) {
-    for (TypeId id = from; id < btf.end_id(); ++id) {
-      const TypeView t = btf.type(id);
-      const Kind kind = t.kind();
-      if (which == 0 && kind == Kind::Func) has_functions_ = true;
-      if (!(kinds >> static_cast<unsigned>(kind) & 1) || t.name_off() == 0) continue;
-      if (!prefixes.may_hold(btf.c_str(t.name_off()))) continue;
-      const std::string_view name = btf.str(t.name_off());
-      if (names.count(name)) first_.emplace(Key{name, kind, which}, id);
-    }
+  // The main BTF whole (a split one with its base, the base's types first), each module for its own.
+  auto scan = [&](auto&& self, const Btf& btf, std::uint32_t which) -> void {
+    if (which == 0 && btf.base()) self(self, *btf.base(), 0);
+    for_each_named_record(btf, kinds, [&](TypeId id, Kind kind, const char* raw) {
+      if (!prefixes.may_hold(raw)) return;
+      if (const std::string_view name(raw); names.count(name)) first_.emplace(Key{name, kind, which}, id);
+    });
   };
-  scan(target.main(), 1, 0);
-  for (std::size_t i = 0; i < target.modules().size(); ++i) {
-    const Btf& m = *target.modules()[i];
-    scan(m, m.first_id(), static_cast<std::uint32_t>(i + 1));
-  }
+  scan(scan, target.main(), 0);
+  for (std::size_t i = 0; i < target.modules().size(); ++i) scan(scan, *target.modules()[i], static_cast<std::uint32_t>(i + 1));
+  // Whether the main BTF has functions at all (a kernel's first is near its start).
+  for (TypeId id = 1; id < target.main().end_id() && !has_functions_; ++id)
+    has_functions_ = target.main().type(id).kind() == Kind::Func;
 }
 
 KernelNameIndex::Found KernelNameIndex::find(std::string_view name, Kind kind, bool modules) const {
