@@ -49,6 +49,7 @@
 #include "btfslim/radix_sort.h"
 
 #include <algorithm>
+#include <optional>
 #include <bit>
 #include <cstring>
 #include <unordered_map>
@@ -251,22 +252,72 @@ BpfCode::BpfCode(const BpfObject& object) {
   };
 
   // Where each CO-RE relocation's instruction is: its section's, by name, as libbpf finds it.
+  std::unordered_map<std::string_view, const Code*> code_named;
+  for (const Code& c : code) code_named.try_emplace(sections[c.index].name, &c);  // the first of a name
+  std::vector<const Code*> code_of;  // by the object's section
+  for (const ProgramSection& s : object.sections()) {
+    const auto it = code_named.find(s.name);
+    code_of.push_back(it == code_named.end() ? nullptr : it->second);
+  }
   reloc_insn_.reserve(object.relocations().size());
   std::vector<std::uint64_t> core_relocated(n / 64 + 1, 0);  // a bit per instruction
   for (const CoreRelocation& r : object.relocations()) {
-    const std::string_view name = object.sections()[r.section].name;
-    std::uint32_t at = kNoInsn;
-    for (const Code& c : code)
-      if (sections[c.index].name == name) {
-        if (r.insn_off / kInsnSize < c.count) at = c.base + r.insn_off / kInsnSize;
-        break;
-      }
+    const Code* c = code_of[r.section];
+    const std::uint32_t at = c && r.insn_off / kInsnSize < c->count ? c->base + r.insn_off / kInsnSize : kNoInsn;
     reloc_insn_.push_back(at);
     if (at != kNoInsn) set_bit(core_relocated, at);
   }
 
+  // The register a guard tests was set to a constant earlier in its straight run of code, by a move of
+  // an immediate or a 64-bit immediate load: found by going back from the jump (below), through
+  // instructions that leave the register alone, as far as one that writes it or ends the run (a jump,
+  // a call, an exit, an atomic or packet load, a CO-RE relocation: poisoned, it is a call). Each
+  // instruction is passed over at most once, as a run ends at the jump before it.
+  std::vector<std::uint64_t> second_half(n / 64 + 1, 0);  // of an ld_imm64
+  auto guard_at = [&](std::uint32_t jump, std::uint32_t base, const BpfInsn& cmp) -> std::optional<Guard> {
+    const unsigned reg = cmp.dst;
+    if (bit(core_relocated, jump)) return std::nullopt;
+    for (std::uint32_t q = jump; q-- > base;) {
+      if (bit(second_half, q)) continue;  // read with its first half, next
+      const BpfInsn in = insns_[q];
+      const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
+      const bool mov_imm = (cls == kAlu || cls == kAlu64) && op == kMov && !(in.code & kSrcX) && in.off == 0;
+      const bool imm64 = in.code == kLdImm64 && !relocated[q] && in.src == 0 && q + 1 < n;
+      if (in.dst == reg && (mov_imm || imm64)) {
+        Guard g{jump, q, 0, Guard::Def::Imm64, cmp.code, cmp.imm};
+        if (imm64)
+          g.value = static_cast<std::uint32_t>(in.imm) | std::uint64_t{static_cast<std::uint32_t>(insns_[q + 1].imm)} << 32;
+        else if (cls == kAlu64)
+          g.how = Guard::Def::Mov64, g.value = static_cast<std::uint64_t>(std::int64_t{in.imm});
+        else
+          g.how = Guard::Def::Mov32, g.value = static_cast<std::uint32_t>(in.imm);
+        return g;
+      }
+      if (bit(core_relocated, q)) return std::nullopt;
+      switch (cls) {
+        case kAlu:
+        case kAlu64:
+        case kLdx:
+          if (in.dst == reg) return std::nullopt;
+          break;
+        case kSt:
+          break;
+        case kStx:
+          if ((in.code & 0xe0) != kModeMem) return std::nullopt;  // an atomic writes a register
+          break;
+        case kLd:
+          if (in.code != kLdImm64 || in.dst == reg) return std::nullopt;  // a packet load clobbers r0-r5
+          break;
+        default:
+          return std::nullopt;  // a jump, a call, an exit
+      }
+    }
+    return std::nullopt;
+  };
+
   // The links, then calls and addresses within a section, every jump and its target, and the guards,
-  // a stretch at a time.
+  // a stretch at a time. Most instructions are neither a jump nor a 64-bit load: the test of their
+  // class is all they cost.
   fall_bits_.assign(n / 64 + 1, ~std::uint64_t{0});
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (to, from)
   std::vector<Guard> guards;                                   // joins are not all known yet: checked below
@@ -274,77 +325,34 @@ BpfCode::BpfCode(const BpfObject& object) {
   for (const Code& c : code) {
     const std::uint32_t end = c.base + c.count;
     std::uint32_t resume = c.base;  // past an ld_imm64's second half, which may open the next stretch
-    // For each register set to a constant the instruction names (a move of an immediate, a 64-bit
-    // immediate load) in this straight run of code: where, how, and the constant. A bit of `known` says
-    // the register still holds it; any other write, a call or a jump clears it.
-    struct Def {
-      std::uint32_t pc = 0;
-      Guard::Def how = Guard::Def::Mov64;
-      std::uint64_t value = 0;  // as the walk reads it
-    };
-    Def defs[16];             // registers past r10 are the verifier's to reject
-    std::uint32_t known = 0;  // the registers whose `defs` hold
     in_stretches(c.base, end, [&](std::uint32_t from, std::uint32_t to) {
       for (; next_link < links.size() && links[next_link].pc < to; ++next_link) link(links[next_link]);
+      const BpfInsn* const insns = insns_.data();  // a local: not read back from `this` after each store
       std::uint32_t pc = std::max(from, resume);
       for (; pc < to; ++pc) {
-        const BpfInsn in = insns_[pc];
-        const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0;
-        if (bit(core_relocated, pc)) known = 0;  // poisoned, it is a call
-        switch (cls) {
-          case kAlu:
-          case kAlu64:
-            if (op == kMov && !(in.code & kSrcX) && in.off == 0) {
-              defs[in.dst] = {pc, cls == kAlu64 ? Guard::Def::Mov64 : Guard::Def::Mov32,
-                              cls == kAlu64 ? static_cast<std::uint64_t>(std::int64_t{in.imm}) : static_cast<std::uint32_t>(in.imm)};
-              known |= 1u << in.dst;
-            } else {
-              known &= ~(1u << in.dst);
+        const std::uint8_t code = insns[pc].code, cls = code & 0x07, op = code & 0xf0;
+        if (cls != kJmp && cls != kJmp32) {
+          if (code != kLdImm64) continue;
+          const BpfInsn in = insns[pc];
+          if (!relocated[pc] && in.src == kPseudoFunc) {
+            const std::int64_t t = std::int64_t{pc} + in.imm + 1;
+            if (t >= c.base && t < end) {
+              refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
+              mark_join(static_cast<std::size_t>(t));
             }
-            continue;
-          case kLdx:
-            known &= ~(1u << in.dst);
-            continue;
-          case kSt:
-            continue;
-          case kStx:
-            if ((in.code & 0xe0) != kModeMem) known = 0;  // an atomic writes a register
-            continue;
-          case kLd:
-            if (in.code != kLdImm64) {
-              known = 0;  // a packet load clobbers r0-r5
-              continue;
-            }
-            if (!relocated[pc] && in.src == kPseudoFunc) {
-              const std::int64_t t = std::int64_t{pc} + in.imm + 1;
-              if (t >= c.base && t < end) {
-                refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
-                mark_join(static_cast<std::size_t>(t));
-              }
-            }
-            if (!relocated[pc] && in.src == 0 && pc + 1 < n) {
-              defs[in.dst] = {pc, Guard::Def::Imm64,
-                              static_cast<std::uint32_t>(in.imm) | std::uint64_t{static_cast<std::uint32_t>(insns_[pc + 1].imm)} << 32};
-              known |= 1u << in.dst;
-            } else {
-              known &= ~(1u << in.dst);
-            }
-            ++pc;  // the second half is no instruction of its own
-            continue;
-          default:
-            break;  // jumps
+          }
+          if (pc + 1 < end) set_bit(second_half, pc + 1);
+          ++pc;  // the second half is no instruction of its own
+          continue;
         }
+        const BpfInsn in = insns[pc];
         if (op == kCallOp) {
           if (in.code == kCall && in.src == kPseudoCall && !relocated[pc]) call_to(pc, std::int64_t{pc} + in.imm + 1, end);
-          known = 0;
           continue;
         }
         if (op == kExit || op == kJa) set_bit(fall_bits_, pc, false);
-        if (op != kExit && op != kJa && op != kJcond && !(in.code & kSrcX) && in.dst <= 10 && (known >> in.dst & 1)) {
-          const Def& d = defs[in.dst];
-          guards.push_back({pc, d.pc, d.value, d.how, in.code, in.imm});
-        }
-        known = 0;
+        if (op != kExit && op != kJa && op != kJcond && !(in.code & kSrcX) && in.dst <= 10)
+          if (const std::optional<Guard> g = guard_at(pc, c.base, in)) guards.push_back(*g);
         if (op == kExit) continue;
         const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
         if (t >= c.base && t < end) {
