@@ -49,7 +49,7 @@ Tally tally(const CheckRun& run, const ObjectOnTarget& cell) {
     switch (r.status) {
       case CoreStatus::Ok:
         ++t.ok;
-        break;
+        continue;  // fails nothing
       case CoreStatus::Poisoned:
         ++(cell.dead[i] ? t.dead : t.poisoned);
         break;
@@ -678,7 +678,7 @@ bool check_failed(const CheckRun& run) {
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
       for (std::size_t i = 0; i < cell.results.size(); ++i)
-        if (relocation_fails(run, cell.results[i], cell.dead[i])) return true;
+        if (cell.results[i].status != CoreStatus::Ok && relocation_fails(run, cell.results[i], cell.dead[i])) return true;
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
       if (kernel_refs_failing(run, o, cell) != 0) return true;
