@@ -63,6 +63,9 @@ struct CoreRelocation {
   TypeId local_type = 0;
   std::uint32_t access_off = 0;  // the access string, in the object's .BTF strings
   std::uint32_t kind = 0;        // raw: may be past kMaxRelocKind
+  // The question it asks (its local type, access string and kind), numbered in the order first asked:
+  // relocations asking the same share the number, and resolving answers each number once.
+  std::uint32_t question = 0;
 };
 
 // A function symbol: a BPF program or subprogram, the unit libbpf names in its log.
@@ -96,6 +99,8 @@ class BpfObject {
   std::uint32_t line_info_count() const { return line_info_count_; }
   const std::vector<ProgramSection>& sections() const { return sections_; }
   std::span<const CoreRelocation> relocations() const { return relocations_; }
+  // How many questions the relocations ask (CoreRelocation::question is below this).
+  std::uint32_t question_count() const { return question_count_; }
 
   std::string_view access(const CoreRelocation& r) const { return btf_->str(r.access_off); }
   // The function holding the relocated instruction, or nullptr.
@@ -120,6 +125,7 @@ class BpfObject {
   BpfObject() = default;
   void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf);
   void read_root_names();
+  void number_questions();
 
   std::string path_;
   std::shared_ptr<const ElfFile> elf_;  // the mapped file and ELF the spans point into
@@ -129,6 +135,7 @@ class BpfObject {
   std::uint32_t line_info_count_ = 0;
   std::vector<ProgramSection> sections_;
   std::vector<CoreRelocation> relocations_;
+  std::uint32_t question_count_ = 0;
   std::unique_ptr<char[]> root_name_bytes_;  // root_names_ point here
   std::vector<RootName> root_names_;
 };

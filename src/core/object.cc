@@ -47,11 +47,30 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path) {
     obj->read_ext(*ext, *elf);
     file->release(*ext);  // its records are copied: an agent's is megabytes of line info
     obj->read_root_names();
+    obj->number_questions();
   }
   return obj;
 }
 
 BpfObject::~BpfObject() = default;
+
+void BpfObject::number_questions() {
+  struct Question {
+    std::uint32_t local_type, access_off, kind;
+    bool operator==(const Question&) const = default;
+  };
+  struct Hash {
+    std::size_t operator()(const Question& q) const {
+      return (std::uint64_t{q.local_type} << 32 | q.access_off) * 0x9e3779b97f4a7c15u ^ q.kind;
+    }
+  };
+  std::unordered_map<Question, std::uint32_t, Hash> numbers;
+  for (CoreRelocation& r : relocations_) {
+    const auto [it, fresh] = numbers.try_emplace(Question{r.local_type, r.access_off, r.kind}, question_count_);
+    if (fresh) ++question_count_;
+    r.question = it->second;
+  }
+}
 
 void BpfObject::read_root_names() {
   // The names in first-asked order, with their kinds; then copied into one block of our own.

@@ -329,17 +329,6 @@ namespace {
 
 // A question of an object: its local root type, access string and kind. Programs of an agent ask the
 // same few hundred of them thousands of times.
-struct Question {
-  TypeId local_type;
-  std::uint32_t access_off, kind;
-  bool operator==(const Question&) const = default;
-};
-struct QuestionHash {
-  std::size_t operator()(const Question& q) const {
-    return (std::size_t{q.local_type} * 0x9e3779b97f4a7c15ull) ^ (std::size_t{q.access_off} << 4) ^ q.kind;
-  }
-};
-
 // The answer to a question, up to the instruction: judge_patch() decides what the instruction makes of it.
 constexpr std::uint32_t kNever = UINT32_MAX;
 constexpr std::uint32_t kAlways = UINT32_MAX - 1;  // an answer the candidates play no part in
@@ -479,7 +468,11 @@ void resolve_object(const BpfObject& object, const CandidateIndex& index,
   const bool little_endian = !local.big_endian();
   Context cx;
   std::unordered_map<TypeId, CandidateList> cache;
-  std::unordered_map<Question, Answer, QuestionHash> answers;
+  // By question (CoreRelocation::question): its answer, and the candidate list of its local type, found
+  // when the question is first asked (nullptr where it takes none).
+  std::vector<Answer> answers(object.question_count());
+  std::vector<CandidateList*> lists(object.question_count());
+  std::vector<bool> asked(object.question_count());
   const auto relocations = object.relocations();
   // Each relocation reads its instruction: the code's pages are given back behind the records as they
   // go (records come a section at a time, in the code's order), so that an agent's megabytes of code
@@ -508,16 +501,19 @@ void resolve_object(const BpfObject& object, const CandidateIndex& index,
       release_code(r.insn_off - kStretch);
     }
     CoreResult out;
-    CandidateList* cands = nullptr;
-    if (r.kind <= kMaxRelocKind && r.kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && r.local_type != 0 &&
-        local.c_str(local.type(r.local_type).name_off())[0] != 0) {
-      auto [it, inserted] = cache.try_emplace(r.local_type);
-      if (inserted) it->second.list = index.candidates(local, r.local_type);
-      cands = &it->second;
+    const bool fresh = !asked[r.question];
+    if (fresh) {
+      asked[r.question] = true;
+      if (r.kind <= kMaxRelocKind && r.kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && r.local_type != 0 &&
+          local.c_str(local.type(r.local_type).name_off())[0] != 0) {
+        auto [it, inserted] = cache.try_emplace(r.local_type);
+        if (inserted) it->second.list = index.candidates(local, r.local_type);
+        lists[r.question] = &it->second;
+      }
     }
+    CandidateList* cands = lists[r.question];
     const std::uint32_t generation = cands ? cands->generation : 0;
-    auto [it, fresh] = answers.try_emplace(Question{r.local_type, r.access_off, r.kind});
-    Answer& a = it->second;
+    Answer& a = answers[r.question];
     if (fresh || (a.generation != kAlways && a.generation != generation)) {
       a = Answer{};
       cx.reset_work();
