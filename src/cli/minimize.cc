@@ -99,6 +99,10 @@ struct TargetOptions {
   bool verify = true;
   bool elf = false;
   bool skip_poisoned = false;
+  // Whether to find the relocations that would fail the load (reach.h: the programs' code is read for
+  // it): for a batch's note on each such kernel, and for --skip-poisoned. One source's summary says
+  // how many fail or are poisoned on it without that.
+  bool find_failing = true;
   bool make_directories = false;  // create the output's directory (a batch's tree under -o DIR)
 };
 
@@ -268,7 +272,7 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
       if (r.status != CoreStatus::Ok) ++not_ok;
     }
   }
-  if (const Failing failing = failing_relocations(objs, results); failing.count > 0) {
+  if (const Failing failing = options.find_failing ? failing_relocations(objs, results) : Failing{}; failing.count > 0) {
     const std::string what = fmt::format("{} relocation{} would fail to load on it (first: {})", failing.count,
                                          failing.count == 1 ? "" : "s", failing.first);
     if (options.skip_poisoned) {
@@ -621,6 +625,7 @@ void run_minimize(const MinimizeArgs& args) {
   options.skip_poisoned = args.skip_poisoned;
   if (!is_batch(args)) {
     objects.one_source = true;
+    options.find_failing = options.skip_poisoned;
     return run_single(args, objects, options);
   }
   if (!args.source_base.empty()) options.source_base = load_btf(args.source_base);
