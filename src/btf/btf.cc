@@ -184,18 +184,24 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   std::uint32_t* out = first;
   RecordNames::Writer writer;
   if constexpr (Collect) writer = names->start(len, string_base, string_len);
-  // Each record's size from its kind, an unknown kind's past any section, so that one test catches both
-  // (told apart only on the way to the error), and the id only counted where an error names it.
-  struct Layout {
-    std::uint64_t fixed;
-    std::uint32_t per_entry;
+  // Each record's size from its kind and vlen, by a test of a bit each rather than a table and a
+  // multiply: from one record's header to the next's is a chain of dependent steps that bounds this
+  // loop, and a load and a multiply were most of its length. An unknown kind is told apart only on
+  // the way to the error; the id is counted only where an error names it.
+  constexpr auto kinds_where = [](auto&& has) {
+    std::uint32_t mask = 0;
+    for (unsigned k = 1; k <= kMaxKind; ++k)
+      if (has(kTrailing[k])) mask |= 1u << k;
+    return mask;
   };
-  constexpr auto kLayout = [] {
-    std::array<Layout, 32> l{};
-    for (unsigned k = 0; k < l.size(); ++k)
-      l[k] = k == 0 || k > kMaxKind ? Layout{std::uint64_t{1} << 40, 0} : Layout{kTrailing[k].fixed, kTrailing[k].per_entry};
-    return l;
-  }();
+  constexpr std::uint32_t kKnown = kinds_where([](TrailingLayout) { return true; });
+  constexpr std::uint32_t kEntries8 = kinds_where([](TrailingLayout l) { return l.per_entry == 8; });
+  constexpr std::uint32_t kEntries12 = kinds_where([](TrailingLayout l) { return l.per_entry == 12; });
+  constexpr std::uint32_t kFixed4 = kinds_where([](TrailingLayout l) { return l.fixed == 4; });
+  constexpr std::uint32_t kFixed12 = kinds_where([](TrailingLayout l) { return l.fixed == 12; });
+  static_assert(kinds_where([](TrailingLayout l) {
+                  return (l.per_entry != 0 && l.per_entry != 8 && l.per_entry != 12) || (l.fixed != 0 && l.fixed != 4 && l.fixed != 12);
+                }) == 0, "a record layout the size test below does not know");
   auto id_here = [&] { return first_id + static_cast<TypeId>(out - first); };
   // Ids end at 0xffffffff: how many records may have one. One test per record stops at whichever of
   // that and the array's end comes first.
@@ -208,9 +214,12 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
     const std::uint32_t info = order.u32(p + 4);
     const unsigned k = (info >> 24) & 0x1f;
     const unsigned vlen = info & 0xffff;
-    const std::uint64_t trailing = kLayout[k].fixed + std::uint64_t{kLayout[k].per_entry} * vlen;
+    std::uint64_t trailing = kEntries12 >> k & 1 ? std::uint64_t{vlen} * 12 : 0;
+    trailing = kEntries8 >> k & 1 ? std::uint64_t{vlen} * 8 : trailing;
+    trailing += kFixed4 >> k & 1 ? 4 : 0;
+    trailing += kFixed12 >> k & 1 ? 12 : 0;
     const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing;
-    if (end > len) {
+    if (end > len || !(kKnown >> k & 1)) {
       if (k == 0 || k > kMaxKind)
         fail(name, "type [{}] has unknown kind {} (known kinds are 1..{})", id_here(), k, kMaxKind);
       fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id_here(),
