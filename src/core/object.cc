@@ -65,6 +65,7 @@ void BpfObject::number_questions() {
     }
   };
   std::unordered_map<Question, std::uint32_t, Hash> numbers;
+  numbers.reserve(relocations_.size() / 8);  // an agent asks each question some tens of times
   for (CoreRelocation& r : relocations_) {
     const auto [it, fresh] = numbers.try_emplace(Question{r.local_type, r.access_off, r.kind}, question_count_);
     if (fresh) ++question_count_;

@@ -358,6 +358,12 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
     }
     shape_at[shapes.size()] = static_cast<std::uint32_t>(laid_out.size());
 
+    // Each program's cells before the instruction's digits, padded: a row copies it whole.
+    std::vector<std::string> lead(programs.size());
+    for (std::size_t k = 0; k < programs.size(); ++k) {
+      lead[k] = "  ";
+      pad(lead[k], programs[k], pw + 7);
+    }
     bool header = false;
     for (std::size_t i = 0; i < relos.size(); ++i) {
       if (shape_of[i] == kNotListed) continue;
@@ -374,21 +380,20 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       }
       // The row laid out in place at the end of the output buffer: no call into the formatter or the
       // buffer per cell, for tables of tens of thousands of rows.
-      const std::string_view program = programs[program_of[i]];
+      const std::string& row_lead = lead[program_of[i]];
       const std::string_view tail(laid_out.data() + shape_at[shape_of[i]], shape_at[shape_of[i] + 1] - shape_at[shape_of[i]]);
       fmt::memory_buffer& buf = out.buffer();
       const std::size_t at = buf.size();
-      buf.resize(at + 2 + pw + 9 + 10 + tail.size());  // an instruction of up to ten digits
+      buf.resize(at + row_lead.size() + 2 + 10 + tail.size());  // an instruction of up to ten digits
       char* p = buf.data() + at;
-      p[0] = ' ', p[1] = ' ';
-      std::memcpy(p + 2, program.data(), program.size());
-      std::memset(p + 2 + program.size(), ' ', pw - program.size() + 7);
-      p += 2 + pw + 7;
-      char digits[10];
-      const auto n = static_cast<std::size_t>(std::to_chars(std::begin(digits), std::end(digits), insn_of[i]).ptr - digits);
-      p -= std::min<std::size_t>(n, 5);  // right-aligned in five columns, or longer
-      std::memcpy(p, digits, n);
-      p += n;
+      std::memcpy(p, row_lead.data(), row_lead.size());
+      p += row_lead.size();
+      // Right-aligned in five columns, or longer.
+      if (std::uint32_t insn = insn_of[i]; insn < 100000) {
+        for (char* d = p; insn != 0 || d == p; insn /= 10) *--d = static_cast<char>('0' + insn % 10);
+      } else {
+        p = std::to_chars(p - 5, p + 10, insn).ptr;
+      }
       p[0] = ' ', p[1] = ' ';
       std::memcpy(p + 2, tail.data(), tail.size());
       buf.resize(static_cast<std::size_t>(p + 2 + tail.size() - buf.data()));
