@@ -327,8 +327,6 @@ Matches Matches::roots_only() const {
 
 namespace {
 
-// A question of an object: its local root type, access string and kind. Programs of an agent ask the
-// same few hundred of them thousands of times.
 // The answer to a question, up to the instruction: judge_patch() decides what the instruction makes of it.
 constexpr std::uint32_t kNever = UINT32_MAX;
 constexpr std::uint32_t kAlways = UINT32_MAX - 1;  // an answer the candidates play no part in
