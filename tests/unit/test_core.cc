@@ -125,6 +125,27 @@ TEST_CASE("a BPF object's CO-RE records, read from .BTF.ext", "[core]") {
   CHECK(results[1].matches[0].root == 2);
 }
 
+// Relocations asking the same question (local type, access string, kind) share its number, numbered in
+// the order first asked: what resolving answers once. core_deadcode's programs each read the field they
+// check, so questions repeat there.
+TEST_CASE("relocations' questions are numbered once per object, in the order first asked", "[core]") {
+  const auto object = BpfObject::open(build_data_dir() + "/core_deadcode.bpf.o");
+  const auto relos = object->relocations();
+  REQUIRE(relos.size() > object->question_count());
+  std::uint32_t next = 0;
+  for (std::size_t i = 0; i < relos.size(); ++i) {
+    INFO("relocation " << i);
+    CHECK(relos[i].question <= next);  // an old number, or the next new one
+    if (relos[i].question == next) ++next;
+    for (std::size_t j = 0; j < i; ++j) {
+      const bool same = relos[i].local_type == relos[j].local_type && relos[i].access_off == relos[j].access_off &&
+                        relos[i].kind == relos[j].kind;
+      CHECK(same == (relos[i].question == relos[j].question));
+    }
+  }
+  CHECK(next == object->question_count());
+}
+
 // Every idiom of guarding a read with a check compiles to a jump on the check's relocated constant:
 // found as a guard, it is decided for each target before any program is walked (src/core/reach.cc), and a
 // program whose guards cut off its poisoned reads is not walked at all.
