@@ -29,6 +29,7 @@
 #include <vector>
 
 #ifdef __SSE2__
+#include <cpuid.h>
 #include <emmintrin.h>
 #endif
 
@@ -52,17 +53,9 @@ std::uint64_t nul_mask(const std::uint8_t* p) {
 #endif
 }
 
-// x86-64 before popcnt has no population count instruction, and a rank is taken once per name: let the
-// loader pick a popcnt build of the two functions that count bits where the CPU has one.
-#if defined(__x86_64__) && !defined(__POPCNT__)
-#define BTFSLIM_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define BTFSLIM_POPCNT_CLONES
-#endif
-
 // below[w] = the set bits of named[0, w); returns all of them.
-BTFSLIM_POPCNT_CLONES
-std::uint32_t count_below(const ZeroedArray<std::uint64_t>& named, ZeroedArray<std::uint32_t>& below) {
+[[gnu::always_inline]] inline std::uint32_t count_below_in(const ZeroedArray<std::uint64_t>& named,
+                                                          ZeroedArray<std::uint32_t>& below) {
   std::uint32_t count = 0;
   for (std::size_t w = 0; w < named.size(); ++w) {
     below[w] = count;
@@ -73,15 +66,55 @@ std::uint32_t count_below(const ZeroedArray<std::uint64_t>& named, ZeroedArray<s
 
 // Replaces each offset in `refs` by its rank, the number of named offsets below it, and counts the
 // references to each rank in `count`.
-BTFSLIM_POPCNT_CLONES
-void rank_and_count(const ZeroedArray<std::uint64_t>& named, const ZeroedArray<std::uint32_t>& below,
-                    ZeroedArray<std::uint32_t>& refs, ZeroedArray<double>& count) {
+[[gnu::always_inline]] inline void rank_and_count_in(const ZeroedArray<std::uint64_t>& named,
+                                                     const ZeroedArray<std::uint32_t>& below,
+                                                     ZeroedArray<std::uint32_t>& refs, ZeroedArray<double>& count) {
   for (std::uint32_t& ref : refs) {
     const std::uint32_t i = ref;
     const std::uint64_t lower = named[i / 64] & ((std::uint64_t{1} << (i % 64)) - 1);
     ref = below[i / 64] + static_cast<std::uint32_t>(std::popcount(lower));
     count[ref] += 1;
   }
+}
+
+// x86-64 before popcnt has no population count instruction, and a rank is taken once per name: the two
+// functions that count bits are built twice, once for popcnt, and the CPU is asked once, the first time
+// they are called. Not target_clones: its resolver has libgcc ask the CPU about everything it has when
+// any process starts, for every command: a few dozen cpuid instructions, each trapped by a VM's
+// hypervisor (1.3% of the samples of a `check` of the corpus's largest object, before main).
+#if defined(__x86_64__) && !defined(__POPCNT__)
+#define BTFSLIM_POPCNT_DISPATCH 1
+bool has_popcnt() {
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_POPCNT) != 0;
+  }();
+  return has;
+}
+[[gnu::target("popcnt")]] std::uint32_t count_below_popcnt(const ZeroedArray<std::uint64_t>& named,
+                                                           ZeroedArray<std::uint32_t>& below) {
+  return count_below_in(named, below);
+}
+[[gnu::target("popcnt")]] void rank_and_count_popcnt(const ZeroedArray<std::uint64_t>& named,
+                                                     const ZeroedArray<std::uint32_t>& below,
+                                                     ZeroedArray<std::uint32_t>& refs, ZeroedArray<double>& count) {
+  rank_and_count_in(named, below, refs, count);
+}
+#endif
+
+std::uint32_t count_below(const ZeroedArray<std::uint64_t>& named, ZeroedArray<std::uint32_t>& below) {
+#ifdef BTFSLIM_POPCNT_DISPATCH
+  if (has_popcnt()) return count_below_popcnt(named, below);
+#endif
+  return count_below_in(named, below);
+}
+
+void rank_and_count(const ZeroedArray<std::uint64_t>& named, const ZeroedArray<std::uint32_t>& below,
+                    ZeroedArray<std::uint32_t>& refs, ZeroedArray<double>& count) {
+#ifdef BTFSLIM_POPCNT_DISPATCH
+  if (has_popcnt()) return rank_and_count_popcnt(named, below, refs, count);
+#endif
+  rank_and_count_in(named, below, refs, count);
 }
 
 // Pass 2 (see attribute): per record, the sum of its names' weights; per kind, the sum of its records'
