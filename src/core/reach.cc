@@ -49,9 +49,9 @@
 #include "btfslim/radix_sort.h"
 
 #include <algorithm>
-#include <optional>
 #include <bit>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
