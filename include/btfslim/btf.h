@@ -345,8 +345,8 @@ void for_each_type_ref(const TypeView& t, Fn&& fn) {
   for_each_type_field(order.u32(p + 4), [&](std::uint32_t off, RefRole) { fn(order.u32(p + off)); });
 }
 
-// Calls fn(id, kind, name) for each of the BTF's own records (not its base's) that has a name and one of
-// `kinds` (a bit per kind), in id order; `name` is NUL-terminated. Each record's kind and name are read
+// Calls fn(btf, id, kind, name) for each of the BTF's own records (not its base's) that has a name and one
+// of `kinds` (a bit per kind), in id order; `name` is NUL-terminated. Each record's kind and name are read
 // straight through its offset in a loop of fixed byte order: the name lookups make this pass over a
 // whole kernel in every run.
 template <typename Fn>
@@ -360,13 +360,20 @@ void for_each_named_record(const Btf& btf, std::uint32_t kinds, Fn&& fn) {
       const unsigned kind = (order.u32(p + 4) >> 24) & 0x1f;
       if (!(kinds >> kind & 1)) continue;
       if (const std::uint32_t name_off = order.u32(p); name_off != 0)
-        fn(btf.first_id() + static_cast<TypeId>(i), static_cast<Kind>(kind), btf.c_str(name_off));
+        fn(btf, btf.first_id() + static_cast<TypeId>(i), static_cast<Kind>(kind), btf.c_str(name_off));
     }
   };
   if (btf.byte_order().swapped())
     pass(std::true_type{});
   else
     pass(std::false_type{});
+}
+
+// The same over a split BTF whole: its bases' records first, the deepest base's first.
+template <typename Fn>
+void for_each_named_record_with_bases(const Btf& btf, std::uint32_t kinds, Fn&& fn) {
+  if (btf.base()) for_each_named_record_with_bases(*btf.base(), kinds, fn);
+  for_each_named_record(btf, kinds, fn);
 }
 
 // Every name the own records of a BTF hold, in record order, with the records per kind: what the string

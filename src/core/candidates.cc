@@ -83,19 +83,18 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
   for (const Slot& slot : slots_) prefixes.add(slot.name);
 
   // A split main BTF is one BTF with its base (the rest of a kernel's types, split off): searched
-  // whole, the base's types first. A module is searched for its own types.
-  auto scan = [&](auto&& self, const Btf& btf, bool module) -> void {
-    if (!module && btf.base()) self(self, *btf.base(), false);
-    for_each_named_record(btf, kinds, [&](TypeId id, Kind, const char* raw) {
+  // whole. A module is searched for its own types.
+  auto add_to = [&](bool module) {
+    return [&, module](const Btf& btf, TypeId id, Kind, const char* raw) {
       if (!prefixes.may_hold(raw)) return;
       const auto it = by_name.find(essential_name(raw));
       if (it == by_name.end()) return;
       Slot& slot = slots_[it->second];
       (module ? slot.modules : slot.main).push_back({&btf, id});
-    });
+    };
   };
-  scan(scan, target.main(), false);
-  for (const auto& m : target.modules()) scan(scan, *m, true);
+  for_each_named_record_with_bases(target.main(), kinds, add_to(false));
+  for (const auto& m : target.modules()) for_each_named_record(*m, kinds, add_to(true));
 
   // Sorted for lookup by name; the names are the objects' own copies (root_names()).
   std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) { return a.name < b.name; });

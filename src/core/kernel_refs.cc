@@ -423,16 +423,16 @@ KernelNameIndex::KernelNameIndex(const CoreTarget& target, std::span<const std::
   std::unordered_set<std::string_view> names(wanted.begin(), wanted.end());
   NamePrefixes prefixes;
   for (const std::string_view n : names) prefixes.add(n);
-  // The main BTF whole (a split one with its base, the base's types first), each module for its own.
-  auto scan = [&](auto&& self, const Btf& btf, std::uint32_t which) -> void {
-    if (which == 0 && btf.base()) self(self, *btf.base(), 0);
-    for_each_named_record(btf, kinds, [&](TypeId id, Kind kind, const char* raw) {
+  // The main BTF whole (a split one with its base), each module for its own types.
+  auto add_from = [&](std::uint32_t which) {
+    return [&, which](const Btf&, TypeId id, Kind kind, const char* raw) {
       if (!prefixes.may_hold(raw)) return;
       if (const std::string_view name(raw); names.count(name)) first_.emplace(Key{name, kind, which}, id);
-    });
+    };
   };
-  scan(scan, target.main(), 0);
-  for (std::size_t i = 0; i < target.modules().size(); ++i) scan(scan, *target.modules()[i], static_cast<std::uint32_t>(i + 1));
+  for_each_named_record_with_bases(target.main(), kinds, add_from(0));
+  for (std::size_t i = 0; i < target.modules().size(); ++i)
+    for_each_named_record(*target.modules()[i], kinds, add_from(static_cast<std::uint32_t>(i + 1)));
   // Whether the main BTF has functions at all (a kernel's first is near its start).
   for (TypeId id = 1; id < target.main().end_id() && !has_functions_; ++id)
     has_functions_ = target.main().type(id).kind() == Kind::Func;
