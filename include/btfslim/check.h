@@ -42,8 +42,11 @@ struct CheckRun {
 void mark_reachability(ObjectOnTarget& cell, const BpfCode* code);
 
 // Whether a relocation fails the check: ambiguous, an error, or poisoned where a program reaches it
-// (anywhere with `strict`).
-bool relocation_fails(const CheckRun& run, const CoreResult& result, bool dead);
+// (anywhere with `strict`). Inline: asked of every result of an agent, most of them Ok, in several passes.
+inline bool relocation_fails(const CheckRun& run, const CoreResult& result, bool dead) {
+  if (result.status == CoreStatus::Ok) return false;
+  return !(result.status == CoreStatus::Poisoned && dead && !run.strict);
+}
 bool check_failed(const CheckRun& run);
 
 // The kernel references (loader.h) of object `o` in a cell that fail the load.

@@ -230,7 +230,7 @@ void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) 
 // outcome show the same, and an agent's tens of thousands of rows ask a few hundred questions: each
 // shape is laid out once, and a row is its program, its instruction and a copy of its shape.
 struct Shape {
-  std::uint64_t question = 0;  // the local type, access string and kind
+  std::uint32_t question = 0;  // CoreRelocation::question: the local type, access string and kind
   std::uint64_t value = 0, local_value = 0;
   const char* reason = nullptr;  // interned (Reason): one pointer per text; none for an Ok result
   std::uint32_t target = 0;      // ObjectOnTarget::targets
@@ -242,7 +242,7 @@ struct Shape {
 
 struct ShapeHash {
   std::size_t operator()(const Shape& s) const {
-    std::uint64_t h = s.question * 0x9e3779b97f4a7c15u;
+    std::uint64_t h = std::uint64_t{s.question} * 0x9e3779b97f4a7c15u;
     h ^= (s.value + (std::uint64_t{s.target} << 32 | static_cast<std::uint32_t>(s.status) << 24 | s.dead)) * 0xc2b2ae3d27d4eb4fu;
     h ^= s.local_value * 0x165667b19e3779f9u;
     return static_cast<std::size_t>(h ^ h >> 29);
@@ -272,9 +272,8 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
     std::vector<Shape> shapes;
     std::vector<std::uint32_t> first_row;  // of each shape
     std::unordered_map<Shape, std::uint32_t, ShapeHash> shape_ids;
-    // The shape last seen for a question, tried before the map: a question's rows mostly share one.
-    constexpr std::size_t kRecent = 1024;
-    std::vector<std::uint32_t> recent(kRecent, kNotListed);
+    // The shape last seen for each question, tried before the map: a question's rows mostly share one.
+    std::vector<std::uint32_t> recent(obj.question_count(), kNotListed);
     std::size_t pw = 7;
     const BpfFunction* last = nullptr;
     std::uint32_t last_section = 0, last_program = 0;
@@ -298,7 +297,7 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       if (failures_only && !relocation_fails(run, result, cell.dead[i])) continue;
       pw = std::max(pw, programs[program_of[i]].size());
       Shape s;
-      s.question = std::uint64_t{r.local_type} << 36 | std::uint64_t{r.access_off} << 4 | r.kind;
+      s.question = r.question;
       s.value = result.value;
       s.local_value = result.local_value;
       if (result.status != CoreStatus::Ok) s.reason = std::string_view(result.reason).data();
@@ -307,7 +306,7 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       s.local_size = result.local_size;
       s.target_size = result.target_size;
       s.dead = cell.dead[i];
-      std::uint32_t& seen = recent[s.question * 0x9e3779b97f4a7c15u >> 54];  // kRecent slots
+      std::uint32_t& seen = recent[r.question];
       if (seen == kNotListed || !(shapes[seen] == s)) {
         auto [it, fresh] = shape_ids.try_emplace(s, static_cast<std::uint32_t>(shapes.size()));
         if (fresh) {
@@ -330,7 +329,7 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
     }
     tw = std::min<std::size_t>(tw, 40);
     std::string laid_out;
-    std::unordered_map<std::uint64_t, std::string> accessors;  // by question
+    std::vector<std::string> accessors(obj.question_count());  // by question, "" until described
     std::vector<std::uint32_t> shape_at(shapes.size() + 1);
     auto pad = [](std::string& to, std::string_view s, std::size_t width) {
       to += s;
@@ -346,9 +345,9 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       laid_out += "  ";
       pad(laid_out, s.target == 0 ? std::string_view("-") : cell.target_names[s.target], tw);
       laid_out += "  ";
-      auto [accessor, fresh] = accessors.try_emplace(s.question);
-      if (fresh) accessor->second = describe_access(obj, asked);
-      laid_out += accessor->second;
+      std::string& accessor = accessors[s.question];
+      if (accessor.empty()) accessor = describe_access(obj, asked);
+      laid_out += accessor;
       laid_out += '\n';
       if (s.reason && *s.reason) {
         laid_out.append(pw + 11, ' ');
@@ -674,16 +673,11 @@ void mark_reachability(ObjectOnTarget& cell, const BpfCode* code) {
       }
 }
 
-bool relocation_fails(const CheckRun& run, const CoreResult& result, bool dead) {
-  if (result.status == CoreStatus::Ok) return false;
-  return !(result.status == CoreStatus::Poisoned && dead && !run.strict);
-}
-
 bool check_failed(const CheckRun& run) {
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
       for (std::size_t i = 0; i < cell.results.size(); ++i)
-        if (cell.results[i].status != CoreStatus::Ok && relocation_fails(run, cell.results[i], cell.dead[i])) return true;
+        if (relocation_fails(run, cell.results[i], cell.dead[i])) return true;
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
       if (kernel_refs_failing(run, o, cell) != 0) return true;
