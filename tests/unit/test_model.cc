@@ -978,6 +978,64 @@ std::string loop_btf() {
   return std::string(static_cast<const char*>(data), size);
 }
 
+// all_kinds_btf() with `count` more INT records after its own, so that each of its records has that many
+// bytes after it: the index pass reads the fields of records far from the section's end by masks and
+// of the last few one by one, and both must see every field.
+std::string with_records_after(const std::string& bytes, bool big_endian, std::uint32_t count) {
+  auto order = [&](std::uint32_t v) { return big_endian ? __builtin_bswap32(v) : v; };
+  const std::uint32_t hdr_len = order(get_u32(bytes, 4)), type_off = order(get_u32(bytes, 8)),
+                      type_len = order(get_u32(bytes, 12)), str_off = order(get_u32(bytes, 16));
+  REQUIRE(type_off == 0);
+  REQUIRE(str_off == type_len);
+  std::string pad(std::size_t{count} * 16, '\0');
+  for (std::uint32_t i = 0; i < count; ++i) {
+    put_u32(pad, 16 * i + 4, order(1u << 24));  // INT, no name
+    put_u32(pad, 16 * i + 8, order(4));
+    put_u32(pad, 16 * i + 12, order(32));
+  }
+  std::string out = bytes;
+  out.insert(hdr_len + type_len, pad);
+  put_u32(out, 12, order(type_len + static_cast<std::uint32_t>(pad.size())));
+  put_u32(out, 16, order(str_off + static_cast<std::uint32_t>(pad.size())));
+  return out;
+}
+
+TEST_CASE("every name and type id of every kind is checked, near the section's end and far from it", "[robust]") {
+  for (const bool big_endian : {false, true}) {
+    for (const std::uint32_t after : {0u, 1u, 8u}) {
+      const std::string bytes = with_records_after(all_kinds_btf(big_endian), big_endian, after);
+      const auto btf = parse(bytes);
+      std::uint32_t kinds = 0, fields = 0;
+      for (TypeId id = 1; id < btf->end_id(); ++id) {
+        const TypeView t = btf->type(id);
+        kinds |= 1u << static_cast<unsigned>(t.kind());
+        const std::size_t record = btf->header().hdr_len + btf->header().type_off + btf->type_offset(id);
+        auto with = [&](std::uint32_t at, std::uint32_t v) {
+          std::string m = bytes;
+          put_u32(m, record + at, big_endian ? __builtin_bswap32(v) : v);
+          return m;
+        };
+        INFO((big_endian ? "big" : "little") << "-endian, " << after << " records after, type [" << id << "] "
+                                             << kind_name(t.kind()));
+        for_each_field(
+            t.info(),
+            [&](std::uint32_t at, NameRole) {
+              ++fields;
+              INFO("name at " << at);
+              CHECK_THAT(error_of(with(at, btf->string_end())), Contains(fmt::format("[{}]", id)) && Contains("name offset"));
+            },
+            [&](std::uint32_t at, RefRole) {
+              ++fields;
+              INFO("type id at " << at);
+              CHECK_THAT(error_of(with(at, btf->end_id())), Contains(fmt::format("[{}]", id)) && Contains("refers to type"));
+            });
+      }
+      CHECK(kinds == ((2u << kMaxKind) - 2));  // every kind, so every mask
+      CHECK(fields > 50);
+    }
+  }
+}
+
 TEST_CASE("reference loops parse, dump and measure", "[robust]") {
   const std::string bytes = loop_btf();
   const auto btf = parse(bytes);
