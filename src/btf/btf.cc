@@ -155,51 +155,6 @@ inline std::uint32_t branchless_max(std::uint32_t a, std::uint32_t b) {
 #endif
 }
 
-// Where a kind's records keep their names and type ids, read at compile time from for_each_field() (the
-// one list of them): besides the name at offset 0, a type id at 8, an array's two at 12 and 16, and per
-// entry a name in its first word and a type id in its first or second. The index pass reads them by
-// masks built from these, without a branch on the kind or on the number of entries.
-struct FieldPlaces {
-  bool ref8 = false, array = false, entry_name = false;
-  int entry_ref = -1;  // the entries' type id: at 0 or 4 in each; -1 for none
-  bool other = false;  // a field none of the above places: the masks cannot say this kind
-};
-constexpr FieldPlaces field_places(unsigned kind) {
-  FieldPlaces f;
-  const std::uint32_t stride = kTrailing[kind].per_entry;
-  for (std::uint32_t vlen : {0u, 2u}) {
-    for_each_field(
-        kind << 24 | vlen,
-        [&](std::uint32_t at, NameRole) {
-          if (at == 0) return;
-          if (stride && at >= kTypeHeaderSize && (at - kTypeHeaderSize) % stride == 0) f.entry_name = true;
-          else f.other = true;
-        },
-        [&](std::uint32_t at, RefRole) {
-          if (at == 8) f.ref8 = true;
-          else if (!stride && (at == 12 || at == 16)) f.array = true;
-          else if (const auto in_entry = static_cast<int>((at - kTypeHeaderSize) % (stride ? stride : 1));
-                   stride && at >= kTypeHeaderSize && (in_entry == 0 || in_entry == 4) &&
-                   (f.entry_ref == -1 || f.entry_ref == in_entry))
-            f.entry_ref = in_entry;
-          else f.other = true;
-        });
-  }
-  return f;
-}
-constexpr std::uint32_t fields_where(auto&& has) {
-  std::uint32_t mask = 0;
-  for (unsigned k = 1; k <= kMaxKind; ++k)
-    if (has(field_places(k))) mask |= 1u << k;
-  return mask;
-}
-static_assert(fields_where([](const FieldPlaces& f) { return f.other; }) == 0, "a field the index's masks do not place");
-// The masked read takes a record's entries four at a time and may read past its end: at most 8 bytes for
-// the array words, and for the last group up to three entries of 12 bytes. Records with fewer bytes than
-// this after them (the last few of a section) are read field by field.
-constexpr unsigned kGroup = 4;
-constexpr std::uint32_t kFieldSlack = kGroup * 12;
-
 // Walks the records of a type section, checking that each has a known kind and fits, and appends its
 // offset; returns the largest name offset and type id the records hold. One pass that decodes each
 // record once, with the byte order fixed at compile time: every tool run pays for it. With `names`
@@ -247,11 +202,6 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   static_assert(kinds_where([](TrailingLayout l) {
                   return (l.per_entry != 0 && l.per_entry != 8 && l.per_entry != 12) || (l.fixed != 0 && l.fixed != 4 && l.fixed != 12);
                 }) == 0, "a record layout the size test below does not know");
-  constexpr std::uint32_t kRef8 = fields_where([](const FieldPlaces& f) { return f.ref8; });
-  constexpr std::uint32_t kArray = fields_where([](const FieldPlaces& f) { return f.array; });
-  constexpr std::uint32_t kEntryName = fields_where([](const FieldPlaces& f) { return f.entry_name; });
-  constexpr std::uint32_t kEntryRef0 = fields_where([](const FieldPlaces& f) { return f.entry_ref == 0; });
-  constexpr std::uint32_t kEntryRef4 = fields_where([](const FieldPlaces& f) { return f.entry_ref == 4; });
   auto id_here = [&] { return first_id + static_cast<TypeId>(out - first); };
   // Ids end at 0xffffffff: how many records may have one. One test per record stops at whichever of
   // that and the array's end comes first.
@@ -286,28 +236,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
       stop = stop_at();
     }
     if constexpr (Collect) writer.record(k, static_cast<std::uint32_t>(kTypeHeaderSize + trailing));
-    if (!Collect && len - end >= kFieldSlack) {
-      // By masks (FieldPlaces): the kind picks which words count, and the entries go by in groups of
-      // four, the words past the last masked off. A branch on the kind and one leaving each record's
-      // entries were mispredicted on most records: a third of this pass over a kernel.
-      max_name = branchless_max(max_name, order.u32(p));
-      max_ref = branchless_max(max_ref, order.u32(p + 8) & -(kRef8 >> k & 1));
-      const std::uint32_t array = -(kArray >> k & 1);
-      max_ref = branchless_max(max_ref, order.u32(p + 12) & array);
-      max_ref = branchless_max(max_ref, order.u32(p + 16) & array);
-      const unsigned stride = kEntries12 >> k & 1 ? 12 : 8;
-      const unsigned entries = (kEntries8 | kEntries12) >> k & 1 ? vlen : 0;
-      const std::uint32_t name_mask = -(kEntryName >> k & 1), ref_mask = -((kEntryRef0 | kEntryRef4) >> k & 1);
-      const unsigned ref_at = kEntryRef4 >> k & 1 ? 4 : 0;
-      const std::uint8_t* e = p + kTypeHeaderSize;
-      for (unsigned i = 0; i < entries; i += kGroup, e += kGroup * stride) {
-        for (unsigned j = 0; j < kGroup; ++j) {
-          const std::uint32_t live = -static_cast<std::uint32_t>(i + j < entries);
-          max_name = branchless_max(max_name, order.u32(e + j * stride) & name_mask & live);
-          max_ref = branchless_max(max_ref, order.u32(e + j * stride + ref_at) & ref_mask & live);
-        }
-      }
-    } else for_each_field(
+    for_each_field(
         info,
         [&](std::uint32_t at, NameRole) {
           const std::uint32_t name_off = order.u32(p + at);

@@ -978,9 +978,8 @@ std::string loop_btf() {
   return std::string(static_cast<const char*>(data), size);
 }
 
-// all_kinds_btf() with `count` more INT records after its own, so that each of its records has that many
-// bytes after it: the index pass reads the fields of records far from the section's end by masks and
-// of the last few one by one, and both must see every field.
+// all_kinds_btf() with `count` more INT records after its own: each of its records then has that many
+// bytes after it, for a reader that treats the last records of a section otherwise than the rest.
 std::string with_records_after(const std::string& bytes, bool big_endian, std::uint32_t count) {
   auto order = [&](std::uint32_t v) { return big_endian ? __builtin_bswap32(v) : v; };
   const std::uint32_t hdr_len = order(get_u32(bytes, 4)), type_off = order(get_u32(bytes, 8)),
