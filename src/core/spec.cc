@@ -238,10 +238,13 @@ int match_member(Context& cx, const Btf& lb, const Accessor& local_acc, const Bt
     if (spec.raw_len == kSpecMaxLen) return -E2BIG;
     spec.bit_offset += bit_offset;
     spec.raw[spec.raw_len++] = {tid, i, true};
-    const std::string_view name = tb.str(m.name_off);
-    if (name.empty()) {
+    // Compared where it lies, NUL-terminated: most members differ in their first bytes, and a struct's
+    // every member is passed on the way to the one asked for, so none is measured first.
+    const char* raw = tb.c_str(m.name_off);
+    if (raw[0] == 0) {
       if (const int found = match_member(cx, lb, local_acc, tb, m.type, spec, next); found != 0) return found;
-    } else if (name == local_name) {
+    } else if (std::strncmp(raw, local_name.data(), local_name.size()) == 0 && raw[local_name.size()] == 0) {
+      const std::string_view name = tb.str(m.name_off);
       spec.acc[spec.len++] = {tid, i, name, true};
       next = m.type;
       const int found = fields_are_compat(cx, lb, local_member.type, tb, m.type);
