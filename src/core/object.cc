@@ -9,6 +9,7 @@
 #include "btfslim/core.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
+#include "btfslim/memory.h"
 
 #include <algorithm>
 #include <bit>
@@ -195,6 +196,7 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
 
   // At most one record per 16 bytes of the subsection (checked against the section's size): one allocation.
   relocations_.reserve(std::min<std::uint64_t>(order.u32(ext.data() + 28), ext.size()) / 16);
+  populate_for_write(relocations_.data(), relocations_.capacity() * sizeof(CoreRelocation));
   walk(24, {"core_relo", 16}, [&](std::uint32_t name_off, std::uint32_t count, const std::uint8_t* rec,
                                   std::uint32_t record_size) {
     const std::uint32_t section = section_index(btf_->str(name_off));

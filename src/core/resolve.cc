@@ -13,6 +13,7 @@
 #include "btfslim/error.h"
 #include "btfslim/escape.h"
 #include "btfslim/input.h"
+#include "btfslim/memory.h"
 #include "spec.h"
 
 #include <fmt/format.h>
@@ -456,6 +457,7 @@ void answer(Context& cx, const BpfObject& object, const CoreRelocation& r, Candi
 std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index) {
   std::vector<CoreResult> results;
   results.reserve(object.relocations().size());
+  populate_for_write(results.data(), results.capacity() * sizeof(CoreResult));
   resolve_object(object, index, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
   return results;
 }

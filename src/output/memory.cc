@@ -10,6 +10,7 @@
 #include "btfslim/memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -187,3 +188,15 @@ std::size_t shrink_zeroed(void* p, std::size_t bytes, std::size_t kept) {
 }
 
 }  // namespace btfslim::detail
+
+namespace btfslim {
+
+void populate_for_write(void* p, std::size_t bytes) {
+  if (bytes < detail::kSmall) return;
+  static const auto kPage = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kPage - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, detail::kPopulateWrite);
+}
+
+}  // namespace btfslim
