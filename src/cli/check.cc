@@ -122,22 +122,34 @@ void run_check(const CheckArgs& args) {
       cell.kernel_refs = resolve_kernel_refs(*objects[o], run.kernel_refs[o], names);
       cell.kernel_refs_shown = names.has_functions();
       // The target is dropped after this loop: keep the roots that matched, named, not the paths into
-      // it; once for each question (relocations asking the same share their matches).
+      // it; once for each list of matches (relocations asking the same question share theirs). A
+      // question's last list is tried first: it is nearly always the one.
       std::unordered_map<const void*, std::pair<Matches, std::uint32_t>> kept;
+      struct Last {
+        const void* identity = nullptr;
+        const std::pair<Matches, std::uint32_t>* kept = nullptr;
+      };
+      std::vector<Last> last(objects[o]->question_count());
       cell.target_names.emplace_back();
       cell.targets.reserve(cell.results.size());
-      for (CoreResult& r : cell.results) {
+      const auto relocations = objects[o]->relocations();
+      for (std::size_t i = 0; i < cell.results.size(); ++i) {
+        CoreResult& r = cell.results[i];
         if (r.matches.empty()) {
           cell.targets.push_back(0);
           continue;
         }
-        auto [it, fresh] = kept.try_emplace(r.matches.identity());
-        if (fresh) {
-          it->second = {r.matches.roots_only(), static_cast<std::uint32_t>(cell.target_names.size())};
-          cell.target_names.push_back(describe_targets(r));
+        Last& l = last[relocations[i].question];
+        if (l.identity != r.matches.identity()) {
+          auto [it, fresh] = kept.try_emplace(r.matches.identity());
+          if (fresh) {
+            it->second = {r.matches.roots_only(), static_cast<std::uint32_t>(cell.target_names.size())};
+            cell.target_names.push_back(describe_targets(r));
+          }
+          l = {r.matches.identity(), &it->second};
         }
-        r.matches = it->second.first;
-        cell.targets.push_back(it->second.second);
+        r.matches = l.kept->first;
+        cell.targets.push_back(l.kept->second);
       }
       run.cells[o].push_back(std::move(cell));
       objects[o]->release_pages();
