@@ -724,36 +724,41 @@ struct Patch {
 };
 
 // The relocated instructions, with what libbpf puts there: a value, or a poisoned call. Few of a
-// program's instructions are: a byte each says which, and the values are looked up for those, as the
-// relocation results they come from.
+// program's instructions are: a bit each says which (an agent's code is hundreds of thousands of
+// instructions, and a byte each was a quarter of a megabyte to fault in), and the values are looked up
+// for those, as the relocation results they come from.
 class Patches {
  public:
   // Room for `values` values: the count is known, so the list is allocated once.
   Patches(std::size_t insns, std::span<const CoreResult> results, std::size_t values)
-      : kinds_(insns, Patch::None), results_(results) {
+      : value_(insns), poison_(insns), results_(results) {
     values_.reserve(values);
   }
   // In any order, then sorted by done(): an instruction patched twice keeps the last value. A value
   // is result `result`'s.
   void set_value(std::uint32_t pc, std::uint32_t result) {
-    kinds_[pc] = Patch::Value;
+    value_[pc] = true;
+    poison_[pc] = false;
     values_.emplace_back(pc, result);
   }
-  void set_poison(std::uint32_t pc) { kinds_[pc] = Patch::Poison; }
+  void set_poison(std::uint32_t pc) {
+    poison_[pc] = true;
+    value_[pc] = false;
+  }
   void done() {
     // Set in record order, which is mostly the code's: sorted already more often than not.
     auto by_pc = [](const auto& a, const auto& b) { return a.first < b.first; };
     if (!std::is_sorted(values_.begin(), values_.end(), by_pc)) std::stable_sort(values_.begin(), values_.end(), by_pc);
   }
   Patch at(std::uint32_t pc) const {
-    if (kinds_[pc] != Patch::Value) return {static_cast<decltype(Patch::kind)>(kinds_[pc]), 0};
+    if (!value_[pc]) return {poison_[pc] ? Patch::Poison : Patch::None, 0};
     auto it = std::upper_bound(values_.begin(), values_.end(), pc, [](std::uint32_t k, const auto& e) { return k < e.first; });
     return {Patch::Value, results_[std::prev(it)->second].value};
   }
-  std::uint8_t kind(std::uint32_t pc) const { return kinds_[pc]; }
+  std::uint8_t kind(std::uint32_t pc) const { return value_[pc] ? Patch::Value : poison_[pc] ? Patch::Poison : Patch::None; }
 
  private:
-  std::vector<std::uint8_t> kinds_;
+  std::vector<bool> value_, poison_;
   std::span<const CoreResult> results_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> values_;  // (instruction, result), by instruction after done()
 };
