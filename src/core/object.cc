@@ -1,11 +1,11 @@
 // Reading a BPF object: its local types (.BTF) and the CO-RE relocation records of .BTF.ext.
 //
-// .BTF.ext is a header, then three subsections (func_info, line_info, core_relo), each a record size
-// followed by blocks { section name, record count, records }. We check it as libbpf's btf_ext__new does
-// (alignment, bounds, record sizes, empty blocks), with 64-bit arithmetic so that no count can wrap, and
-// then check what libbpf only finds out at load time: every section name, type id and access string
-// exists, and every instruction offset lies on an instruction of that section. func_info and line_info
-// are validated and counted; only core_relo records are kept. Either byte order is read in place.
+// .BTF.ext is read through BtfExtReader (btf_ext.h), which checks its layout as libbpf's btf_ext__new
+// does; here we check what libbpf only finds out at load time: every section name, type id and access
+// string exists, and every instruction offset lies on an instruction of that section. func_info and
+// line_info are validated and counted; only core_relo records are kept. Either byte order is read in
+// place.
+#include "btfslim/btf_ext.h"
 #include "btfslim/core.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
@@ -18,15 +18,7 @@
 namespace btfslim {
 namespace {
 
-constexpr std::uint32_t kExtMinHeader = 8;        // magic, version, flags, hdr_len
-constexpr std::uint32_t kExtHeaderWithLines = 24;  // + func_info and line_info off/len
-constexpr std::uint32_t kExtHeaderWithCore = 32;   // + core_relo off/len
 constexpr std::uint32_t kInsnSize = 8;
-
-struct SubsectionSpec {
-  const char* name;
-  std::uint32_t min_record_size;
-};
 
 }  // namespace
 
@@ -118,65 +110,27 @@ void BpfObject::release_pages(std::span<const std::uint8_t> part) const {
 }
 
 void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) {
-  const std::string where = path_ + ": .BTF.ext";
-  if (ext.size() < kExtMinHeader) fail(where, "truncated: {} bytes, too short for its header", ext.size());
-  // The magic is read in the byte order of .BTF; a .BTF.ext of the other order is an error, as in libbpf.
-  const ByteOrder order = btf_->byte_order();
-  const std::uint16_t magic = order.u16(ext.data());
-  if (magic != kBtfMagic) {
-    if (magic == __builtin_bswap16(kBtfMagic)) fail(where, "byte order differs from the object's .BTF");
-    fail(where, "bad magic {:#06x} (expected {:#06x})", magic, kBtfMagic);
-  }
-  if (ext[2] != 1) fail(where, "unsupported version {}", ext[2]);
-  if (ext[3] != 0) fail(where, "unsupported flags {:#x}", ext[3]);
-  const std::uint32_t hdr_len = order.u32(ext.data() + 4);
-  if (hdr_len < kExtHeaderWithLines) fail(where, "header length {} is too short (at least {})", hdr_len, kExtHeaderWithLines);
-  if (hdr_len > ext.size()) fail(where, "header length {} exceeds the section's {} bytes", hdr_len, ext.size());
-  if (hdr_len == ext.size()) fail(where, "has a header and no data");
-
-  // Calls fn(section name offset, record count, first record, record size) for each block of a
-  // subsection, after checking the subsection as libbpf does.
-  auto walk = [&](std::uint32_t header_field, const SubsectionSpec& spec, auto&& fn) {
-    const std::uint32_t off = order.u32(ext.data() + header_field);
-    const std::uint32_t len = order.u32(ext.data() + header_field + 4);
-    if (len == 0) return;
-    if (off % 4 != 0) fail(where, "{} subsection offset {} is not 4-byte aligned", spec.name, off);
-    const std::uint64_t start = std::uint64_t{hdr_len} + off;
-    if (start + len > ext.size())
-      fail(where, "{} subsection [{}, +{}) lies past the end of the section ({} bytes)", spec.name, start, len,
-           ext.size());
-    const std::uint8_t* p = ext.data() + start;
-    std::uint64_t left = len;
-    if (left < 4) fail(where, "{} subsection has no record size", spec.name);
-    const std::uint32_t record_size = order.u32(p);
-    if (record_size < spec.min_record_size || record_size % 4 != 0)
-      fail(where, "{} record size {} is invalid (at least {}, a multiple of 4)", spec.name, record_size,
-           spec.min_record_size);
-    p += 4;
-    left -= 4;
-    if (left == 0) fail(where, "{} subsection has no records", spec.name);
-    while (left != 0) {
-      if (left < 8) fail(where, "{} subsection ends inside a block header", spec.name);
-      const std::uint32_t name_off = order.u32(p);
-      const std::uint32_t count = order.u32(p + 4);
-      const std::uint64_t block = 8 + std::uint64_t{count} * record_size;
-      if (count == 0 || block > left)
-        fail(where, "{} block at byte {} has an invalid record count {}", spec.name, p - ext.data(), count);
+  using Subsection = BtfExtReader::Subsection;
+  const BtfExtReader reader(*btf_, ext, path_ + ": .BTF.ext");
+  const std::string& where = reader.where();
+  const ByteOrder order = reader.byte_order();
+  // Calls fn(section name offset, record count, first record, record size) for each block.
+  auto walk = [&](Subsection s, auto&& fn) {
+    reader.for_each_block(s, [&](std::uint32_t at, std::uint32_t name_off, std::uint32_t count,
+                                 const std::uint8_t* records, std::uint32_t record_size) {
       if (!btf_->valid_str(name_off) || btf_->str(name_off).empty())
-        fail(where, "{} block at byte {} has an invalid section name offset {}", spec.name, p - ext.data(), name_off);
-      fn(name_off, count, p + 8, record_size);
-      p += block;
-      left -= block;
-    }
+        fail(where, "{} block at byte {} has an invalid section name offset {}", BtfExtReader::name(s), at, name_off);
+      fn(name_off, count, records, record_size);
+    });
   };
 
-  walk(8, {"func_info", 8}, [&](std::uint32_t, std::uint32_t count, const std::uint8_t*, std::uint32_t) {
+  walk(Subsection::FuncInfo, [&](std::uint32_t, std::uint32_t count, const std::uint8_t*, std::uint32_t) {
     func_info_count_ += count;
   });
-  walk(16, {"line_info", 16}, [&](std::uint32_t, std::uint32_t count, const std::uint8_t*, std::uint32_t) {
+  walk(Subsection::LineInfo, [&](std::uint32_t, std::uint32_t count, const std::uint8_t*, std::uint32_t) {
     line_info_count_ += count;
   });
-  if (hdr_len < kExtHeaderWithCore) return;
+  if (!reader.has(Subsection::CoreRelo)) return;
 
   // Sections by name, with their functions: what the records point into.
   const std::vector<ElfFile::Function> functions = elf.functions();
@@ -195,9 +149,9 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
   };
 
   // At most one record per 16 bytes of the subsection (checked against the section's size): one allocation.
-  relocations_.reserve(std::min<std::uint64_t>(order.u32(ext.data() + 28), ext.size()) / 16);
+  relocations_.reserve(reader.most_records(Subsection::CoreRelo));
   populate_for_write(relocations_.data(), relocations_.capacity() * sizeof(CoreRelocation));
-  walk(24, {"core_relo", 16}, [&](std::uint32_t name_off, std::uint32_t count, const std::uint8_t* rec,
+  walk(Subsection::CoreRelo, [&](std::uint32_t name_off, std::uint32_t count, const std::uint8_t* rec,
                                   std::uint32_t record_size) {
     const std::uint32_t section = section_index(btf_->str(name_off));
     const ProgramSection& s = sections_[section];

@@ -11,6 +11,7 @@
 #include "text.h"
 
 #include "btfslim/btf.h"
+#include "btfslim/btf_ext.h"
 #include "btfslim/core.h"
 #include "btfslim/error.h"
 #include "btfslim/minimize.h"
@@ -183,7 +184,9 @@ TEST_CASE("essential names drop the flavor", "[core]") {
   CHECK(essential_name("x___y") == "x");
 }
 
-// Each way a .BTF.ext can be wrong, and the line that says so.
+// Each way a .BTF.ext can be wrong, and the line that says so. The layout's checks (header, subsections,
+// blocks) are BtfExtReader's, which the references measure and dedup read go through as well
+// (read_btf_ext_references): for those it must refuse the object with the same line.
 TEST_CASE("malformed .BTF.ext: one line naming the file and what is wrong", "[core][robust]") {
   const Subject s = minimal_object();
   TempDir dir;
@@ -193,34 +196,50 @@ TEST_CASE("malformed .BTF.ext: one line naming the file and what is wrong", "[co
     std::size_t off;
     std::uint32_t value;
     const char* message;
+    bool layout = true;
   };
   const Case cases[] = {
-      {"bad magic", e, 0x1234eb00u | (get_u32(s.image, e) & 0xffff0000u), "bad magic"},
+      {"bad magic", e, 0x1234eb00u | (get_u32(s.image, e) & 0xffff0000u), "bad magic 0xeb00"},
       {"version 2", e, (get_u32(s.image, e) & 0xff00ffffu) | 0x00020000u, "unsupported version 2"},
-      {"hdr_len past the end", e + 4, 0x10000000, "header length"},
-      {"hdr_len too short", e + 4, 8, "too short"},
-      {"core_relo unaligned", e + 24, get_u32(s.image, e + 24) + 2, "not 4-byte aligned"},
+      {"hdr_len past the end", e + 4, 0x10000000, "header length 268435456 exceeds"},
+      {"hdr_len too short", e + 4, 8, "header length 8 is too short"},
+      {"a header and no data", e + 4, static_cast<std::uint32_t>(s.ext.size), "has a header and no data"},
+      {"core_relo unaligned", e + 24, get_u32(s.image, e + 24) + 2, "core_relo subsection offset"},
       {"core_relo past the end", e + 28, 0x7ffffff0, "past the end"},
-      {"record size 8", s.core - 4, 8, "record size 8 is invalid"},
+      {"core_relo with a record size only", e + 28, 4, "core_relo subsection has no records"},
+      {"record size 8", s.core - 4, 8, "core_relo record size 8 is invalid"},
       {"record count 0", s.core + 4, 0, "invalid record count 0"},
-      {"record count huge", s.core + 4, 0x40000000, "invalid record count"},
-      {"section name offset", s.core, 0xfffffff0, "invalid section name offset"},
-      {"type id out of range", s.record + 4, 100000, "type id 100000 is out of range"},
-      {"access string offset", s.record + 8, 0xffffff00, "invalid access string offset"},
-      {"instruction offset unaligned", s.record, 3, "is not an instruction"},
-      {"instruction offset past the section", s.record, 0x100000, "is not an instruction"},
+      {"record count huge", s.core + 4, 0x40000000, "invalid record count 1073741824"},
+      {"section name offset", s.core, 0xfffffff0, "invalid section name offset", false},
+      {"type id out of range", s.record + 4, 100000, "type id 100000 is out of range", false},
+      {"access string offset", s.record + 8, 0xffffff00, "invalid access string offset", false},
+      {"instruction offset unaligned", s.record, 3, "is not an instruction", false},
+      {"instruction offset past the section", s.record, 0x100000, "is not an instruction", false},
   };
   for (const Case& c : cases) {
     std::string m = s.image;
     put_u32(m, c.off, c.value);
     const Opened o = open_image(dir, m);
+    const std::string path = dir.file("mutant.bpf.o");
     INFO(c.what << ": " << (o.object ? "opened" : o.error));
     CHECK_FALSE(o.object);
     CHECK_FALSE(o.foreign);
-    CHECK_THAT(o.error, StartsWith(dir.file("mutant.bpf.o") + ": .BTF.ext"));
+    CHECK_THAT(o.error, StartsWith(path + ": .BTF.ext"));
     CHECK_THAT(o.error, Contains(c.message));
     CHECK(o.error.find('\n') == std::string::npos);
     CHECK(not_text(o.error) == "");
+    if (!c.layout) continue;
+    const SectionPlace btf_place = elf_section(m, ".BTF");
+    auto owner = std::make_shared<const std::string>(m);
+    const auto* data = reinterpret_cast<const std::uint8_t*>(owner->data());
+    const auto btf = Btf::parse(path, owner, {data + btf_place.offset, btf_place.size});
+    std::string references_error;
+    try {
+      read_btf_ext_references(*btf, {data + e, s.ext.size}, path + ": .BTF.ext");
+    } catch (const InputError& err) {
+      references_error = err.what();
+    }
+    CHECK(references_error == o.error);
   }
 }
 
