@@ -253,16 +253,38 @@ struct CoreResult {
   Matches matches;                 // the candidates that matched, in candidate order
 };
 
+// The answers one resolution of an object took, to compare another resolution of it with (on another
+// target) without reading its code again: a relocation's result is its answer, made of the
+// candidates, judged with its instruction, so two relocations with the same answer on both targets
+// have the same result on both, whatever their instructions. An answer is kept once per question and
+// candidate generation; an agent's tens of thousands of relocations take a few hundred.
+struct AnswerLog {
+  struct Entry;                    // resolve.cc
+  std::vector<std::uint32_t> of;   // per relocation: the entry it took
+  std::vector<Entry> entries;
+  AnswerLog();
+  AnswerLog(AnswerLog&&) noexcept;
+  AnswerLog& operator=(AnswerLog&&) noexcept;
+  ~AnswerLog();
+};
+
 // Resolves every relocation of `object` against `target`, in record order, as libbpf 1.1.2 does on
 // load, including the pruning of a local type's candidates by earlier relocations. Unlike libbpf it
 // goes on after a failing relocation, so that every problem is reported. A question asked again (the
 // same local type, access and kind, while that type's candidates are unchanged) is answered from the
-// first asking: only the instruction is judged anew.
-std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index);
+// first asking: only the instruction is judged anew. With `log`, the answers are kept there too.
+std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log = nullptr);
 // The same, each result handed to `each` with its relocation's index as it is made, kept nowhere: for
 // a caller that needs one at a time.
 void resolve_object(const BpfObject& object, const CandidateIndex& index,
                     const std::function<void(std::size_t, CoreResult&&)>& each);
+// Resolves `object` against `index`'s target beside an earlier resolution of it, whose answers are in
+// `earlier`: `each(i, result)` for each relocation whose answer here is not the same as its earlier
+// one, in record order, until `each` returns false. Every other relocation has its earlier result
+// (a type id is a different question on another target: those are all handed on), and its
+// instruction is not read.
+void resolve_changed(const BpfObject& object, const CandidateIndex& index, const AnswerLog& earlier,
+                     const std::function<bool(std::size_t, CoreResult&&)>& each);
 
 // The local root type and the access its record spells, readable: "struct task_struct.pid",
 // "struct s[1].arr[3]", "enum e::B" (libbpf's notation).

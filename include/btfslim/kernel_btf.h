@@ -111,6 +111,7 @@ struct SlimKernel {
   std::vector<std::vector<KernelRef>> refs;
   std::vector<std::vector<TypeId>> ref_ids;
   std::vector<std::vector<CoreResult>> results;  // each object's relocations on the source
+  std::vector<AnswerLog> answers;                // the answers they took, for verify_slim
 };
 
 // Decides what the profile needs of the image's BTF and writes it. Throws InputError for a --keep

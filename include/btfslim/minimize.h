@@ -63,8 +63,9 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
                    const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options);
 
 // Resolves every object against `minimized` (on its base when split) and compares with `expected`
-// (against the source's minimize_target): the first difference, described, or "".
+// (against the source's minimize_target, with the answers in `answers`): the first difference,
+// described, or "".
 std::string verify_minimized(const Btf& source, const Minimized& minimized, const std::vector<const BpfObject*>& objects,
-                             const std::vector<std::vector<CoreResult>>& expected);
+                             const std::vector<std::vector<CoreResult>>& expected, const std::vector<AnswerLog>& answers);
 
 }  // namespace btfslim

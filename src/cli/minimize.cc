@@ -263,9 +263,10 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   const CoreTarget target = minimize_target(source);
   const CandidateIndex index(target, objects);
   std::vector<std::vector<CoreResult>> results;
+  std::vector<AnswerLog> answers(objects.size());  // for the verification, which compares answers first
   std::size_t relocations = 0, not_ok = 0;
   for (const BpfObject* obj : objects) {
-    results.push_back(resolve_object(*obj, index));
+    results.push_back(resolve_object(*obj, index, options.verify ? &answers[results.size()] : nullptr));
     if (objs.one_source) obj->release_pages();
     for (const CoreResult& r : results.back()) {
       ++relocations;
@@ -286,7 +287,7 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   const Minimized m = minimize(*source, objects, results, options.minimize);
 
   if (options.verify) {
-    if (const std::string diff = verify_minimized(*source, m, objects, results); !diff.empty())
+    if (const std::string diff = verify_minimized(*source, m, objects, results, answers); !diff.empty())
       fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
            m.base ? " on " + escape(m.base->name()) : "", diff,
            options.minimize.base ? " (split BTF cannot add members to a type its base has: give --split-base a base "

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace btfslim {
 namespace {
@@ -334,6 +335,7 @@ constexpr std::uint32_t kAlways = UINT32_MAX - 1;  // an answer the candidates p
 
 struct Answer {
   std::uint32_t generation = kNever;  // of the local type's candidate list it holds for
+  std::uint32_t logged = 0;           // its entry in the AnswerLog kept, if one is
   bool final = false;            // `result` is the whole outcome: the instruction is not looked at
   bool matched = false;
   CoreResult result;  // final: all of it; else its matches, and the reason a miss gives
@@ -454,16 +456,25 @@ void answer(Context& cx, const BpfObject& object, const CoreRelocation& r, Candi
 
 }  // namespace
 
-std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index) {
-  std::vector<CoreResult> results;
-  results.reserve(object.relocations().size());
-  populate_for_write(results.data(), results.capacity() * sizeof(CoreResult));
-  resolve_object(object, index, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
-  return results;
-}
+struct AnswerLog::Entry {
+  bool final = false;
+  CoreResult result;  // final: all of it
+  Calc calc;          // else: what judge_patch() makes of the instruction
+};
 
-void resolve_object(const BpfObject& object, const CandidateIndex& index,
-                    const std::function<void(std::size_t, CoreResult&&)>& each) {
+AnswerLog::AnswerLog() = default;
+AnswerLog::AnswerLog(AnswerLog&&) noexcept = default;
+AnswerLog& AnswerLog::operator=(AnswerLog&&) noexcept = default;
+AnswerLog::~AnswerLog() = default;
+
+namespace {
+
+// libbpf's loop over an object's relocations, up to their instructions: a question is answered when
+// it is first asked, and again when its local type's candidates have changed since (or every time,
+// after a failure that changed them). `on(i, answer)` for each relocation in record order, while it
+// returns true; with `log`, each answer made is kept there and each relocation's noted.
+template <typename On>
+void walk_answers(const BpfObject& object, const CandidateIndex& index, AnswerLog* log, On&& on) {
   const Btf& local = object.btf();
   const bool little_endian = !local.big_endian();
   Context cx;
@@ -474,33 +485,9 @@ void resolve_object(const BpfObject& object, const CandidateIndex& index,
   std::vector<CandidateList*> lists(object.question_count());
   std::vector<bool> asked(object.question_count());
   const auto relocations = object.relocations();
-  // Each relocation reads its instruction: the code's pages are given back behind the records as they
-  // go (records come a section at a time, in the code's order), so that an agent's megabytes of code
-  // are not all in memory at once. Out of order, a page is only read again.
-  // Only where the code is large (FileBytes::kWorthReleasing): an object of a few dozen small
-  // sections would make a call for each, to give back nothing that matters.
-  constexpr std::uint32_t kStretch = FileBytes::kStretch;
-  std::size_t code_bytes = 0;
-  for (const ProgramSection& s : object.sections()) code_bytes += s.insns.size();
-  const bool give_back = code_bytes >= FileBytes::kWorthReleasing;
-  std::uint32_t code_section = UINT32_MAX, kept_from = 0;  // the section read, and where its kept pages start
-  auto release_code = [&](std::uint32_t upto) {
-    const std::span<const std::uint8_t> code = object.sections()[code_section].insns;
-    if (give_back && upto > kept_from && upto <= code.size())
-      object.release_pages(code.subspan(kept_from, upto - kept_from));
-    kept_from = upto;
-  };
-
+  if (log) log->of.reserve(relocations.size());
   for (std::size_t i = 0; i < relocations.size(); ++i) {
     const CoreRelocation& r = relocations[i];
-    if (r.section != code_section) {
-      if (code_section != UINT32_MAX) release_code(static_cast<std::uint32_t>(object.sections()[code_section].insns.size()));
-      code_section = r.section;
-      kept_from = 0;
-    } else if (r.insn_off >= kept_from + 2 * kStretch) {
-      release_code(r.insn_off - kStretch);
-    }
-    CoreResult out;
     const bool fresh = !asked[r.question];
     if (fresh) {
       asked[r.question] = true;
@@ -518,18 +505,97 @@ void resolve_object(const BpfObject& object, const CandidateIndex& index,
       a = Answer{};
       cx.reset_work();
       answer(cx, object, r, cands, little_endian, a);
+      if (log) {
+        a.logged = static_cast<std::uint32_t>(log->entries.size());
+        AnswerLog::Entry& e = log->entries.emplace_back();
+        e.final = a.final;
+        if (a.final) e.result = a.result;
+        e.calc = a.calc;
+      }
     }
-    if (a.final) {
-      out = a.result;
-    } else {
-      const ProgramSection& section = object.sections()[r.section];
-      judge_patch(a.calc, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, little_endian, out);
-      out.matches = a.result.matches;
-      if (!a.matched) out.reason = a.result.reason;
-    }
-    each(i, std::move(out));
+    if (log) log->of.push_back(a.logged);
+    if (!on(i, std::as_const(a))) return;
   }
+}
+
+// What answer `a` makes of relocation `r`: its instruction judged, unless the answer is final.
+CoreResult result_of(const BpfObject& object, const CoreRelocation& r, const Answer& a) {
+  if (a.final) return a.result;
+  CoreResult out;
+  const ProgramSection& section = object.sections()[r.section];
+  judge_patch(a.calc, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, !object.btf().big_endian(),
+              out);
+  out.matches = a.result.matches;
+  if (!a.matched) out.reason = a.result.reason;
+  return out;
+}
+
+// Whether judge_patch() makes the same of `a` and of `b`, whatever the instruction: every field it reads.
+bool same_patch(const Calc& a, const Calc& b) {
+  return a.orig_val == b.orig_val && a.new_val == b.new_val && a.orig_sz == b.orig_sz && a.new_sz == b.new_sz &&
+         a.poison == b.poison && a.validate == b.validate && a.fail_memsz_adjust == b.fail_memsz_adjust;
+}
+
+// Each relocation's result, `each(i, result)` in record order. Each reads its instruction: the code's
+// pages are given back behind the records as they go (records come a section at a time, in the code's
+// order), so that an agent's megabytes of code are not all in memory at once. Out of order, a page is
+// only read again. Only where the code is large (FileBytes::kWorthReleasing): an object of a few dozen
+// small sections would make a call for each, to give back nothing that matters.
+template <typename Each>
+void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* log, Each&& each) {
+  constexpr std::uint32_t kStretch = FileBytes::kStretch;
+  std::size_t code_bytes = 0;
+  for (const ProgramSection& s : object.sections()) code_bytes += s.insns.size();
+  const bool give_back = code_bytes >= FileBytes::kWorthReleasing;
+  std::uint32_t code_section = UINT32_MAX, kept_from = 0;  // the section read, and where its kept pages start
+  auto release_code = [&](std::uint32_t upto) {
+    const std::span<const std::uint8_t> code = object.sections()[code_section].insns;
+    if (give_back && upto > kept_from && upto <= code.size())
+      object.release_pages(code.subspan(kept_from, upto - kept_from));
+    kept_from = upto;
+  };
+  const auto relocations = object.relocations();
+  walk_answers(object, index, log, [&](std::size_t i, const Answer& a) {
+    const CoreRelocation& r = relocations[i];
+    if (r.section != code_section) {
+      if (code_section != UINT32_MAX) release_code(static_cast<std::uint32_t>(object.sections()[code_section].insns.size()));
+      code_section = r.section;
+      kept_from = 0;
+    } else if (r.insn_off >= kept_from + 2 * kStretch) {
+      release_code(r.insn_off - kStretch);
+    }
+    each(i, result_of(object, r, a));
+    return true;
+  });
   if (code_section != UINT32_MAX) release_code(static_cast<std::uint32_t>(object.sections()[code_section].insns.size()));
+}
+
+}  // namespace
+
+std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log) {
+  std::vector<CoreResult> results;
+  results.reserve(object.relocations().size());
+  populate_for_write(results.data(), results.capacity() * sizeof(CoreResult));
+  resolve(object, index, log, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
+  return results;
+}
+
+void resolve_object(const BpfObject& object, const CandidateIndex& index,
+                    const std::function<void(std::size_t, CoreResult&&)>& each) {
+  resolve(object, index, nullptr, each);
+}
+
+void resolve_changed(const BpfObject& object, const CandidateIndex& index, const AnswerLog& earlier,
+                     const std::function<bool(std::size_t, CoreResult&&)>& each) {
+  const auto relocations = object.relocations();
+  const bool logged = earlier.of.size() == relocations.size();  // else not this object's: all handed on
+  walk_answers(object, index, nullptr, [&](std::size_t i, const Answer& a) {
+    if (logged && !a.final && relocations[i].kind != static_cast<std::uint32_t>(RelocKind::TypeIdTarget)) {
+      const AnswerLog::Entry& before = earlier.entries[earlier.of[i]];
+      if (!before.final && same_patch(a.calc, before.calc)) return true;
+    }
+    return each(i, result_of(object, relocations[i], a));
+  });
 }
 
 std::string describe_access(const BpfObject& object, const CoreRelocation& r) {

@@ -263,7 +263,9 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
     }
   }
   const CandidateIndex candidates(target, profile.objects);
-  for (const BpfObject* obj : profile.objects) out.results.push_back(resolve_object(*obj, candidates));
+  out.answers.resize(profile.objects.size());
+  for (std::size_t o = 0; o < profile.objects.size(); ++o)
+    out.results.push_back(resolve_object(*profile.objects[o], candidates, &out.answers[o]));
   const Minimized core = mark_relocations(src, profile.objects, out.results);
   auto reason = [](const KeepReason& r) {
     return KernelKeep{Why::Relocation, static_cast<std::uint32_t>(r.object), r.relocation};
@@ -367,7 +369,7 @@ std::string verify_slim(const KernelImage& image, const KernelProfile& profile, 
         out->str(out->type(id).name_off()) != src.str(src.type(slot.id).name_off()))
       return fmt::format(".BTF_ids slot {} does not name the same type", esc(slot.symbol));
   }
-  if (std::string diff = verify_minimized(src, as_minimized, profile.objects, slim.results); !diff.empty())
+  if (std::string diff = verify_minimized(src, as_minimized, profile.objects, slim.results, slim.answers); !diff.empty())
     return "a relocation resolves differently: " + diff;
   const CoreTarget before(image.btf), after(out);
   const KernelNameIndex names_before(before, slim.refs), names_after(after, slim.refs);

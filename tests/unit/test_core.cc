@@ -14,18 +14,24 @@
 #include "btfslim/btf_ext.h"
 #include "btfslim/core.h"
 #include "btfslim/error.h"
+#include "btfslim/input.h"
 #include "btfslim/minimize.h"
 #include "btfslim/reach.h"
 
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <set>
 #include <sstream>
 
 namespace btfslim::test {
 namespace {
+
+namespace fs = std::filesystem;
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -124,6 +130,95 @@ TEST_CASE("a BPF object's CO-RE records, read from .BTF.ext", "[core]") {
   CHECK(results[1].value == 12);
   REQUIRE(results[1].matches.size() == 1);
   CHECK(results[1].matches[0].root == 2);
+}
+
+// The real corpus's objects (../shared/corpus, or $BTFSLIM_TEST_CORPUS), none where it is not there.
+std::vector<std::string> shared_corpus_objects() {
+  const char* env = std::getenv("BTFSLIM_TEST_CORPUS");
+  const fs::path dir = env && *env ? fs::path(env) : fs::path(source_data_dir()) / "../../shared/corpus";
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file() && it->path().extension() == ".o") out.push_back(it->path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What verify_minimized() relies on: resolving again beside an earlier resolution's answers hands on
+// every relocation whose result differs from its earlier one, and each such result as resolving gives
+// it; the others have their earlier result exactly. Between every two of the test targets (fields moved,
+// missing, of other sizes), and between the running kernel and the 6.1 image for the test programs and
+// the real corpus.
+TEST_CASE("resolving beside earlier answers hands on every relocation whose result changes", "[core]") {
+  struct Target {
+    std::string name;
+    std::shared_ptr<const Btf> btf;
+  };
+  std::vector<Target> targets;
+  for (const std::string& path : core_corpus_targets()) targets.push_back({path, load_btf_file(path, nullptr)});
+  std::vector<Target> kernels;
+  if (const std::string vmlinux = running_vmlinux(); !vmlinux.empty())
+    kernels.push_back({vmlinux, load_btf_file(vmlinux, nullptr)});
+  std::string why_not;
+  if (const auto other = other_kernel(why_not)) kernels.push_back({other->vmlinux, load_btf_file(other->vmlinux, nullptr)});
+  REQUIRE(targets.size() >= 3);
+
+  std::size_t compared = 0, handed_on = 0, changed = 0;
+  auto compare = [&](const std::string& path, const std::vector<Target>& among) {
+    const auto object = BpfObject::open(path);
+    const BpfObject* objects[] = {object.get()};
+    const auto relos = object->relocations();
+    for (const Target& a : among) {
+      const CoreTarget ta(a.btf);
+      const CandidateIndex ia(ta, objects);
+      AnswerLog log;
+      const auto earlier = resolve_object(*object, ia, &log);
+      REQUIRE(log.of.size() == relos.size());
+      for (const Target& b : among) {
+        INFO(path << " on " << a.name << ", then on " << b.name);
+        const CoreTarget tb(b.btf);
+        const CandidateIndex ib(tb, objects);
+        const auto now = resolve_object(*object, ib);
+        std::vector<bool> handed(relos.size());
+        resolve_changed(*object, ib, log, [&](std::size_t i, CoreResult&& r) {
+          handed[i] = true;
+          CHECK(r.status == now[i].status);
+          CHECK(r.value == now[i].value);
+          CHECK(r.local_value == now[i].local_value);
+          CHECK(r.local_size == now[i].local_size);
+          CHECK(r.target_size == now[i].target_size);
+          return true;
+        });
+        for (std::size_t i = 0; i < relos.size(); ++i) {
+          INFO("relocation " << i << " (" << describe_access(*object, relos[i]) << ")");
+          const bool same = earlier[i].status == now[i].status && earlier[i].value == now[i].value &&
+                            earlier[i].local_value == now[i].local_value && earlier[i].local_size == now[i].local_size &&
+                            earlier[i].target_size == now[i].target_size;
+          if (!handed[i]) CHECK(same);
+          if (relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget)) CHECK(handed[i]);
+          ++compared;
+          handed_on += handed[i];
+          changed += !same;
+          // The same target answers the same: only type ids and final answers are handed on.
+          if (&a == &b && handed[i])
+            CHECK((relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget) ||
+                   relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal) || earlier[i].status != CoreStatus::Ok));
+        }
+      }
+    }
+  };
+  for (const std::string& path : core_corpus_objects()) compare(path, targets);
+  const std::size_t on_test_targets = compared;
+  CHECK(changed > 0);
+  CHECK(handed_on >= changed);
+  CHECK(handed_on < compared);
+  if (kernels.size() < 2) return skip("a second kernel is needed for the real objects: " + why_not);
+  const std::size_t changed_before = changed;
+  for (const std::string& path : trace_objects()) compare(path, kernels);
+  for (const std::string& path : shared_corpus_objects()) compare(path, kernels);
+  INFO(compared - on_test_targets << " relocations compared between the two kernels");
+  CHECK(compared - on_test_targets > 10000);
+  CHECK(changed > changed_before);  // the kernels differ where it matters
 }
 
 // Relocations asking the same question (local type, access string, kind) share its number, numbered in
@@ -289,7 +384,8 @@ TEST_CASE("mutated objects: an InputError or relocations the engine resolves", "
     const CoreTarget self(o.object->btf_shared());
     for (const CoreTarget* t : {&small, &self}) {
       const CandidateIndex index(*t, objects);
-      const auto results = resolve_object(*o.object, index);
+      std::vector<AnswerLog> answers(1);
+      const auto results = resolve_object(*o.object, index, &answers[0]);
       relocations += results.size();
       for (std::size_t i = 0; i < results.size(); ++i) (void)describe_access(*o.object, o.object->relocations()[i]);
       // Minimizing for it: against the well-formed target it must work and verify; against the
@@ -299,7 +395,7 @@ TEST_CASE("mutated objects: an InputError or relocations the engine resolves", "
       try {
         const Minimized m = minimize(t->main(), list, {results}, {});
         (void)m.parse("minimized.btf");
-        if (const std::string diff = verify_minimized(t->main(), m, list, {results}); !diff.empty())
+        if (const std::string diff = verify_minimized(t->main(), m, list, {results}, answers); !diff.empty())
           problems.push_back(label + ": minimized BTF resolves differently: " + diff);
       } catch (const InputError& e) {
         if (t == &small) problems.push_back(label + ": minimize against the small target: " + e.what());
