@@ -67,6 +67,8 @@ class ElfFile {
   const FileBytes& file() const { return *file_; }
   // The contents of the named section, or nullopt when there is none.
   std::optional<std::span<const std::uint8_t>> section(std::string_view name) const;
+  // The same for each of `names` (the first section of each name), in one walk of the section table.
+  std::vector<std::optional<std::span<const std::uint8_t>>> sections_named(std::span<const std::string_view> names) const;
   // A kernel module (.ko): its BTF is split on vmlinux.
   bool is_kernel_module() const;
   // The release a module was built for: the first word of .modinfo's vermagic ("" when none).

@@ -132,20 +132,29 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
   });
   if (!reader.has(Subsection::CoreRelo)) return;
 
-  // Sections by name, with their functions: what the records point into.
-  const std::vector<ElfFile::Function> functions = elf.functions();
+  // The sections the records point into, in the order first named, with their functions: found in
+  // one walk of the section table and one of the symbols (an object may have hundreds of each).
+  std::unordered_map<std::string_view, std::uint32_t> named;  // name -> its place in `names`
+  std::vector<std::string_view> names;
+  walk(Subsection::CoreRelo, [&](std::uint32_t name_off, std::uint32_t, const std::uint8_t*, std::uint32_t) {
+    if (named.try_emplace(btf_->str(name_off), static_cast<std::uint32_t>(names.size())).second)
+      names.push_back(btf_->str(name_off));
+  });
+  const auto found = elf.sections_named(names);
+  std::vector<std::vector<BpfFunction>> functions(names.size());
+  for (const ElfFile::Function& f : elf.functions())
+    if (const auto it = named.find(f.section); it != named.end()) functions[it->second].push_back({f.name, f.offset, f.size});
+  // sections_ is filled in the same order, when a block first names one: a missing section is refused
+  // only after the records before it are read, as they would be one section at a time.
   auto section_index = [&](std::string_view name) -> std::uint32_t {
-    for (std::uint32_t i = 0; i < sections_.size(); ++i)
-      if (sections_[i].name == name) return i;
-    auto insns = elf.section(name);
-    if (!insns) fail(where, "CO-RE relocations name section '{}', which the object does not have", esc(name));
-    ProgramSection s{name, *insns, {}};
-    for (const auto& f : functions)
-      if (f.section == name) s.functions.push_back({f.name, f.offset, f.size});
+    const std::uint32_t at = named.at(name);
+    if (at < sections_.size()) return at;
+    if (!found[at]) fail(where, "CO-RE relocations name section '{}', which the object does not have", esc(name));
+    ProgramSection s{name, *found[at], std::move(functions[at])};
     std::sort(s.functions.begin(), s.functions.end(),
               [](const BpfFunction& a, const BpfFunction& b) { return a.offset < b.offset; });
     sections_.push_back(std::move(s));
-    return static_cast<std::uint32_t>(sections_.size() - 1);
+    return at;
   };
 
   // At most one record per 16 bytes of the subsection (checked against the section's size): one allocation.

@@ -10,6 +10,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <unordered_map>
+
 namespace btfslim {
 
 struct ElfFile::Impl {
@@ -53,30 +55,45 @@ ElfFile::ElfFile(std::shared_ptr<const FileBytes> file) : file_(std::move(file))
 ElfFile::~ElfFile() = default;
 
 std::optional<std::span<const std::uint8_t>> ElfFile::section(std::string_view name) const {
+  return sections_named(std::span(&name, 1))[0];
+}
+
+std::vector<std::optional<std::span<const std::uint8_t>>> ElfFile::sections_named(
+    std::span<const std::string_view> names) const {
+  std::vector<std::optional<std::span<const std::uint8_t>>> out(names.size());
+  std::unordered_map<std::string_view, std::size_t> wanted;  // name -> its place in `out`
+  for (std::size_t i = 0; i < names.size(); ++i) wanted.try_emplace(names[i], i);
   const auto bytes = file_->bytes();
   elf_errno();  // clear a stale error so that the check after the loop sees only this walk's
   Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+  std::size_t left = wanted.size();
+  while (left > 0 && (scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
     GElf_Shdr shdr;
     if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
     const char* sname = elf_strptr(impl_->elf, impl_->shstrndx, shdr.sh_name);
-    if (!sname || name != sname) continue;
+    if (!sname) continue;
+    const auto it = wanted.find(sname);
+    if (it == wanted.end() || out[it->second]) continue;
+    const std::string_view name = it->first;
+    --left;
     if (shdr.sh_type == SHT_NOBITS) fail(path(), "section {} has no contents (SHT_NOBITS)", esc(name));
     if (shdr.sh_flags & SHF_COMPRESSED) {
       if (elf_compress(scn, 0, 0) < 0) fail(path(), "cannot decompress section {}: {}", esc(name), elf_errmsg(-1));
       Elf_Data* data = elf_getdata(scn, nullptr);
       if (!data || (!data->d_buf && data->d_size))
         fail(path(), "cannot read section {}: {}", esc(name), elf_errmsg(-1));
-      return std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(data->d_buf), data->d_size);
+      out[it->second] = std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(data->d_buf), data->d_size);
+      continue;
     }
     if (shdr.sh_offset > bytes.size() || shdr.sh_size > bytes.size() - shdr.sh_offset)
       fail(path(), "section {} [{}, +{}) lies past the end of the file ({} bytes)", esc(name), shdr.sh_offset,
            shdr.sh_size, bytes.size());
-    return bytes.subspan(shdr.sh_offset, shdr.sh_size);
+    out[it->second] = bytes.subspan(shdr.sh_offset, shdr.sh_size);
   }
   // elf_errno() clears the error it returns, so the message must come from that number.
   if (const int err = elf_errno(); err != 0) fail(path(), "invalid ELF section table: {}", elf_errmsg(err));
-  return std::nullopt;
+  for (std::size_t i = 0; i < names.size(); ++i) out[i] = out[wanted.at(names[i])];  // a name asked twice
+  return out;
 }
 
 bool ElfFile::big_endian() const {
