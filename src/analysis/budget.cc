@@ -16,6 +16,15 @@
 namespace btfslim {
 namespace {
 
+// A type's retained bytes as `measure` prints them ({:.0f}): the nearest whole byte, a tie to the even
+// one (a string shared by two types gives each half a byte).
+std::uint64_t whole_bytes(double bytes) {
+  const double floor = std::floor(bytes);
+  const double fraction = bytes - floor;  // exact for bytes >= 0
+  const auto whole = static_cast<std::uint64_t>(floor);
+  return fraction > 0.5 || (fraction == 0.5 && whole % 2 == 1) ? whole + 1 : whole;
+}
+
 // Record bytes plus string shares per kind, the shares rounded to sum to `referenced`.
 std::array<std::uint64_t, kMaxKind + 1> kind_bytes(const std::array<std::uint64_t, kMaxKind + 1>& records,
                                                    const std::array<double, kMaxKind + 1>& strings,
@@ -129,7 +138,7 @@ void check_budget(const Budget& budget, const std::string& config_file, const Bt
              "budget '{}': no type named '{}' in {} (remove the limit or fix the name: NAME, 'struct NAME' or an id)",
              esc(budget.name), esc(l.type), esc(btf.name()));
       for (const TypeId id : ids)
-        r.measured = std::max<std::uint64_t>(r.measured, std::llround(fp.retained[id - btf.first_id()]));
+        r.measured = std::max<std::uint64_t>(r.measured, whole_bytes(fp.retained[id - btf.first_id()]));
     } else {
       r.measured = figure(figures, l);
     }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -446,6 +447,55 @@ kind_growth.STRUCT = "0%"
   for (std::size_t i = 3; i < 7; ++i) {
     CHECK(doc["limits"][i]["status"] == "ok");
     CHECK(doc["limits"][i]["measured_bytes"] == doc["limits"][i]["baseline_bytes"]);
+  }
+}
+
+// A type's retained bytes are sums of string shares (a string two types name is half each's): a
+// type limit measures the whole bytes `measure` prints for it, a half rounded to even as there, so
+// that a limit copied from its output holds with nothing to spare.
+TEST_CASE("budget: a type limit measures the retained bytes measure prints, a half byte rounded to even", "[budget]") {
+  const std::string vmlinux = running_vmlinux();
+  if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux: no kernel types to limit");
+  const RunResult m = btfslim({"measure", "--format", "json", "--by", "type", "-n", "500", vmlinux});
+  REQUIRE(m.status == 0);
+  std::vector<std::pair<std::uint64_t, double>> halves;  // id, retained bytes
+  const json measured = json::parse(m.out);
+  for (const json& t : measured["types"]) {
+    const double retained = t["retained_bytes"].get<double>();
+    if (retained - std::floor(retained) == 0.5) halves.emplace_back(t["id"].get<std::uint64_t>(), retained);
+  }
+  if (halves.size() < 2) return skip("fewer than two of the kernel's 500 largest types retain a half byte");
+  const TempDir dir;
+  std::string toml = fmt::format("[[budget]]\nname = \"halves\"\ninput = \"{}\"\n", vmlinux);
+  std::vector<std::uint64_t> printed;
+  for (const auto& [id, retained] : halves) {
+    const RunResult csv = btfslim({"measure", "--format", "csv", "--by", "type", "--name", std::to_string(id), vmlinux});
+    REQUIRE(csv.status == 0);
+    const std::vector<std::string> rows = lines_of(csv.out);
+    REQUIRE(rows.size() >= 2);
+    std::vector<std::string> cells(1);  // kernel type names hold no comma: no cell is quoted
+    for (const char c : rows[1]) {
+      if (c == ',')
+        cells.emplace_back();
+      else
+        cells.back().push_back(c);
+    }
+    REQUIRE(cells.size() == 7);
+    REQUIRE(cells[0] == std::to_string(id));
+    printed.push_back(std::stoull(cells[5]));
+    const auto whole = static_cast<std::uint64_t>(std::floor(retained));
+    CHECK(printed.back() == (whole % 2 == 0 ? whole : whole + 1));
+    toml += fmt::format("type.\"{}\" = {}\n", id, printed.back());
+  }
+  write_file(dir.file("btfslim.toml"), toml);
+  const RunResult r = btfslim_in(dir.path(), {"budget", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const json doc = json::parse(r.out);
+  REQUIRE(doc["limits"].size() == halves.size());
+  for (std::size_t i = 0; i < halves.size(); ++i) {
+    CHECK(doc["limits"][i]["measured_bytes"] == printed[i]);
+    CHECK(doc["limits"][i]["headroom_bytes"] == 0);
   }
 }
 
