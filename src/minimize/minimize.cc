@@ -576,11 +576,16 @@ Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*
   Minimized out;
   Marker mark(source, out);
   // Relocations that ask the same question share their matches: marked once, for the first of them.
+  // A question's last matches are looked at before the set of all: nearly always they are the same.
   std::unordered_set<const void*> marked;
   for (std::size_t o = 0; o < objects.size(); ++o) {
     const auto relos = objects[o]->relocations();
+    std::vector<const void*> last(objects[o]->question_count());
     for (std::size_t i = 0; i < relos.size(); ++i) {
-      if (const void* q = results[o][i].matches.identity(); q && !marked.insert(q).second) continue;
+      const void* q = results[o][i].matches.identity();
+      if (q && q == last[relos[i].question]) continue;
+      if (q) last[relos[i].question] = q;
+      if (q && !marked.insert(q).second) continue;
       mark.set_reason({static_cast<int>(o), static_cast<std::uint32_t>(i)});
       mark_relocation(mark, *objects[o], relos[i], results[o][i]);
     }
