@@ -23,6 +23,12 @@ struct ObjectOnTarget {
   std::vector<std::string> target_names;
   std::vector<KernelRefResult> kernel_refs;  // per CheckRun::kernel_refs[object], in order
   bool kernel_refs_shown = true;  // false on a target without functions: all unchecked, left out of tables
+  // Its relocations by outcome, and how many fail the check: counted once, by count_outcomes(), for
+  // every report and the exit status (an agent's cell has tens of thousands).
+  struct Counts {
+    std::size_t ok = 0, poisoned = 0, dead = 0, ambiguous = 0, error = 0;  // poisoned: reached; dead: not
+    std::size_t failing = 0;                                               // relocation_fails
+  } counts;
 };
 
 // "[id] struct name" for each match of `result`, while its target is loaded.
@@ -42,11 +48,16 @@ struct CheckRun {
 void mark_reachability(ObjectOnTarget& cell, const BpfCode* code);
 
 // Whether a relocation fails the check: ambiguous, an error, or poisoned where a program reaches it
-// (anywhere with `strict`). Inline: asked of every result of an agent, most of them Ok, in several passes.
-inline bool relocation_fails(const CheckRun& run, const CoreResult& result, bool dead) {
+// (anywhere with `strict`). Inline: asked of every result of an agent, most of them Ok.
+inline bool relocation_fails(bool strict, const CoreResult& result, bool dead) {
   if (result.status == CoreStatus::Ok) return false;
-  return !(result.status == CoreStatus::Poisoned && dead && !run.strict);
+  return !(result.status == CoreStatus::Poisoned && dead && !strict);
 }
+inline bool relocation_fails(const CheckRun& run, const CoreResult& result, bool dead) {
+  return relocation_fails(run.strict, result, dead);
+}
+// Fills `cell.counts` from its results and `dead` (after mark_reachability).
+void count_outcomes(ObjectOnTarget& cell, bool strict);
 bool check_failed(const CheckRun& run);
 
 // The kernel references (loader.h) of object `o` in a cell that fail the load.

@@ -118,6 +118,7 @@ void run_check(const CheckArgs& args) {
       const bool poisoned = any_poisoned(cell.results);
       if (poisoned && !code[o]) code[o].emplace(*objects[o]);
       mark_reachability(cell, poisoned ? &*code[o] : nullptr);
+      count_outcomes(cell, run.strict);
       if (targets.size() == 1) code[o].reset();
       cell.kernel_refs = resolve_kernel_refs(*objects[o], run.kernel_refs[o], names);
       cell.kernel_refs_shown = names.has_functions();

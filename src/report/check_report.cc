@@ -37,35 +37,7 @@ Where where(const BpfObject& obj, const CoreRelocation& r) {
   return {s.name, s.name, r.insn_off / kInsnSize};
 }
 
-struct Tally {
-  std::size_t ok = 0, poisoned = 0, dead = 0, ambiguous = 0, error = 0;
-  std::size_t failing = 0;
-};
-
-Tally tally(const CheckRun& run, const ObjectOnTarget& cell) {
-  Tally t;
-  for (std::size_t i = 0; i < cell.results.size(); ++i) {
-    const CoreResult& r = cell.results[i];
-    switch (r.status) {
-      case CoreStatus::Ok:
-        ++t.ok;
-        continue;  // fails nothing
-      case CoreStatus::Poisoned:
-        ++(cell.dead[i] ? t.dead : t.poisoned);
-        break;
-      case CoreStatus::Ambiguous:
-        ++t.ambiguous;
-        break;
-      case CoreStatus::Error:
-        ++t.error;
-        break;
-    }
-    if (relocation_fails(run, r, cell.dead[i])) ++t.failing;
-  }
-  return t;
-}
-
-std::string summary(const Tally& t) {
+std::string summary(const ObjectOnTarget::Counts& t) {
   std::string s = fmt::format("{} ok", t.ok);
   if (t.poisoned) s += fmt::format(", {} poisoned", t.poisoned);
   if (t.dead) s += fmt::format(", {} poisoned in dead code", t.dead);
@@ -151,7 +123,7 @@ struct Cell {
 Cell cell_of(const CheckRun& run, std::size_t o, std::size_t t) {
   const ObjectOnTarget& cell = run.cells[o][t];
   Cell c;
-  c.failing_relocations = tally(run, cell).failing;
+  c.failing_relocations = cell.counts.failing;
   c.failing_kernel_refs = kernel_refs_failing(run, o, cell);
   c.failing = c.failing_relocations + c.failing_kernel_refs;
   c.nothing = !nothing_to_do(*run.objects[o]).empty() && !kernel_refs_checked(run, o, cell);
@@ -248,6 +220,23 @@ struct ShapeHash {
     return static_cast<std::size_t>(h ^ h >> 29);
   }
 };
+
+// Writes `v` in decimal to the bytes that end at `end`, two digits a step (a table's: a division by 100
+// instead of two by 10, for the tens of thousands of instruction numbers of an agent's table).
+void digits_before(char* end, std::uint32_t v) {
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  for (; v >= 100; v /= 100) {
+    end -= 2;
+    std::memcpy(end, kPairs + 2 * (v % 100), 2);
+  }
+  if (v >= 10)
+    std::memcpy(end - 2, kPairs + 2 * v, 2);
+  else
+    end[-1] = static_cast<char>('0' + v);
+}
 
 void print_one_target(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
   const std::string& kernel = names.kernels[0];
@@ -388,8 +377,8 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       std::memcpy(p, row_lead.data(), row_lead.size());
       p += row_lead.size();
       // Right-aligned in five columns, or longer.
-      if (std::uint32_t insn = insn_of[i]; insn < 100000) {
-        for (char* d = p; insn != 0 || d == p; insn /= 10) *--d = static_cast<char>('0' + insn % 10);
+      if (const std::uint32_t insn = insn_of[i]; insn < 100000) {
+        digits_before(p, insn);
       } else {
         p = std::to_chars(p - 5, p + 10, insn).ptr;
       }
@@ -398,7 +387,7 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       buf.resize(static_cast<std::size_t>(p + 2 + tail.size() - buf.data()));
       out.flush_if_needed();
     }
-    out.print("{}: {} relocations: {}\n", names.objects[o], relos.size(), summary(tally(run, cell)));
+    out.print("{}: {} relocations: {}\n", names.objects[o], relos.size(), summary(cell.counts));
     print_kernel_refs(run, o, names.objects[o], failures_only, out);
     out.put('\n');
     obj.release_pages();  // one object's pages at a time
@@ -673,11 +662,33 @@ void mark_reachability(ObjectOnTarget& cell, const BpfCode* code) {
       }
 }
 
+void count_outcomes(ObjectOnTarget& cell, bool strict) {
+  ObjectOnTarget::Counts& t = cell.counts;
+  t = {};
+  for (std::size_t i = 0; i < cell.results.size(); ++i) {
+    const CoreResult& r = cell.results[i];
+    switch (r.status) {
+      case CoreStatus::Ok:
+        ++t.ok;
+        continue;  // fails nothing
+      case CoreStatus::Poisoned:
+        ++(cell.dead[i] ? t.dead : t.poisoned);
+        break;
+      case CoreStatus::Ambiguous:
+        ++t.ambiguous;
+        break;
+      case CoreStatus::Error:
+        ++t.error;
+        break;
+    }
+    if (relocation_fails(strict, r, cell.dead[i])) ++t.failing;
+  }
+}
+
 bool check_failed(const CheckRun& run) {
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
-      for (std::size_t i = 0; i < cell.results.size(); ++i)
-        if (relocation_fails(run, cell.results[i], cell.dead[i])) return true;
+      if (cell.counts.failing != 0) return true;
   for (std::size_t o = 0; o < run.objects.size(); ++o)
     for (const ObjectOnTarget& cell : run.cells[o])
       if (kernel_refs_failing(run, o, cell) != 0) return true;
