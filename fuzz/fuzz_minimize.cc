@@ -34,7 +34,7 @@ void minimize_on(const std::shared_ptr<const Btf>& target, const BpfObject& obje
   const std::vector<const BpfObject*> objects = {&object};
   const CoreTarget core = minimize_target(target);
   const CandidateIndex index(core, objects);
-  const std::vector<std::vector<CoreResult>> results = {resolve_object(object, index)};
+  const std::vector<CoreResults> results = {resolve_object(object, index)};
   for (const bool split : {false, true}) {
     MinimizeOptions options;
     if (split) options.base = target;

@@ -14,7 +14,7 @@ namespace btfslim {
 
 // What one object gives on one target.
 struct ObjectOnTarget {
-  std::vector<CoreResult> results;  // per relocation, in record order (matches keep only their roots)
+  CoreResults results;  // per relocation, in record order (matches keep only their roots)
   std::vector<bool> dead;           // per relocation: no program's verifier reaches its instruction (reach.h)
   // For each poisoned relocation a program reaches, in record order: the programs (their names).
   std::vector<std::pair<std::size_t, std::vector<std::string_view>>> reached_from;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "btfslim/btf.h"
+#include "btfslim/memory.h"
 
 #include <fmt/format.h>
 
@@ -253,6 +254,10 @@ struct CoreResult {
   Matches matches;                 // the candidates that matched, in candidate order
 };
 
+// An object's results, one per relocation: from the pool of huge pages (memory.h), as an agent's are
+// a megabyte and more, each 4 KiB page of which would take a fault.
+using CoreResults = std::vector<CoreResult, PoolAllocator<CoreResult>>;
+
 // The answers one resolution of an object took, to compare another resolution of it with (on another
 // target) without reading its code again: a relocation's result is its answer, made of the
 // candidates, judged with its instruction, so two relocations with the same answer on both targets
@@ -273,7 +278,7 @@ struct AnswerLog {
 // goes on after a failing relocation, so that every problem is reported. A question asked again (the
 // same local type, access and kind, while that type's candidates are unchanged) is answered from the
 // first asking: only the instruction is judged anew. With `log`, the answers are kept there too.
-std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log = nullptr);
+CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log = nullptr);
 // The same, each result handed to `each` with its relocation's index as it is made, kept nowhere: for
 // a caller that needs one at a time.
 void resolve_object(const BpfObject& object, const CandidateIndex& index,

@@ -110,7 +110,7 @@ struct SlimKernel {
   // Each object's kernel references, and the id each resolved to on the source (0: not found).
   std::vector<std::vector<KernelRef>> refs;
   std::vector<std::vector<TypeId>> ref_ids;
-  std::vector<std::vector<CoreResult>> results;  // each object's relocations on the source
+  std::vector<CoreResults> results;  // each object's relocations on the source
   std::vector<AnswerLog> answers;                // the answers they took, for verify_slim
 };
 

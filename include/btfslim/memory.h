@@ -35,6 +35,23 @@ std::size_t shrink_zeroed(void* p, std::size_t bytes, std::size_t kept);
 // (a vector's reserved capacity): one call instead of a fault per 4 KiB. Nothing for less than 64 KiB.
 void populate_for_write(void* p, std::size_t bytes);
 
+// An allocator from the same pool, for a std::vector of a run's size that is not plain data (an
+// agent's relocation results, a megabyte and more): reserved once, it takes no page fault. Small
+// vectors come from malloc, as with ZeroedArray.
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>&) noexcept {}  // NOLINT: rebinding, as allocators do
+  T* allocate(std::size_t n) { return static_cast<T*>(detail::allocate_zeroed(n * sizeof(T), false)); }
+  void deallocate(T* p, std::size_t n) noexcept { detail::release_zeroed(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
 template <typename T>
 class ZeroedArray {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);

@@ -56,16 +56,16 @@ CoreTarget minimize_target(const std::shared_ptr<const Btf>& btf);
 // What minimize() marks for the relocations alone, nothing written: the types (type_reasons, kept,
 // named, pointee, whole) and members (member_reasons) `results` resolved against.
 Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*>& objects,
-                           const std::vector<std::vector<CoreResult>>& results);
+                           const std::vector<CoreResults>& results);
 
 // `results[i]` are objects[i]'s relocations resolved against `source`.
 Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
-                   const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options);
+                   const std::vector<CoreResults>& results, const MinimizeOptions& options);
 
 // Resolves every object against `minimized` (on its base when split) and compares with `expected`
 // (against the source's minimize_target, with the answers in `answers`): the first difference,
 // described, or "".
 std::string verify_minimized(const Btf& source, const Minimized& minimized, const std::vector<const BpfObject*>& objects,
-                             const std::vector<std::vector<CoreResult>>& expected, const std::vector<AnswerLog>& answers);
+                             const std::vector<CoreResults>& expected, const std::vector<AnswerLog>& answers);
 
 }  // namespace btfslim

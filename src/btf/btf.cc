@@ -170,14 +170,11 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   const auto len = static_cast<std::uint32_t>(types.size());
   // Written through local pointers, for the reason RecordNames::Writer gives. Sized for records of 24
   // bytes on average (vmlinux's are 25) and doubled when that is short: the bound a record's 12 bytes
-  // give would leave a hole in the memory pool that the analysis after it cannot use (memory.h). In
-  // the pool only for measure's analysis (Collect), whose arrays fill its huge pages anyway; elsewhere
-  // (check, minimize, dump) a huge page for half a megabyte of offsets would be 1.5 MiB more resident.
+  // give would leave a hole in the memory pool that what comes after cannot use (memory.h). In the
+  // pool: half a megabyte for a kernel, in the huge page that measure's analysis, or check's and
+  // minimize's relocation results (CoreResults), go on to fill.
   const std::size_t most = len / kTypeHeaderSize + 1;
-  auto allocate = [len](std::size_t n) {
-    // Kernel BTF's records average 24-25 bytes: at least one per 28 is there, and mapped at once.
-    return Collect ? ZeroedArray<std::uint32_t>::for_overwrite(n) : ZeroedArray<std::uint32_t>::lazy(n, len / 28);
-  };
+  auto allocate = [](std::size_t n) { return ZeroedArray<std::uint32_t>::for_overwrite(n); };
   std::size_t capacity = std::min<std::size_t>(len / 24 + 16, most);
   offsets = allocate(capacity);
   std::uint32_t* first = offsets.data();

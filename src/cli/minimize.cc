@@ -178,7 +178,7 @@ struct Failing {
   std::string first;
 };
 
-Failing failing_relocations(const ObjectSet& objs, const std::vector<std::vector<CoreResult>>& results) {
+Failing failing_relocations(const ObjectSet& objs, const std::vector<CoreResults>& results) {
   Failing f;
   const std::vector<const BpfObject*>& objects = objs.objects;
   for (std::size_t o = 0; o < objects.size(); ++o) {
@@ -262,7 +262,7 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   // Resolve against the source once; the marks and the verification start from these results.
   const CoreTarget target = minimize_target(source);
   const CandidateIndex index(target, objects);
-  std::vector<std::vector<CoreResult>> results;
+  std::vector<CoreResults> results;
   std::vector<AnswerLog> answers(objects.size());  // for the verification, which compares answers first
   std::size_t relocations = 0, not_ok = 0;
   for (const BpfObject* obj : objects) {

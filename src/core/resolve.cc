@@ -572,10 +572,9 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
 
 }  // namespace
 
-std::vector<CoreResult> resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log) {
-  std::vector<CoreResult> results;
+CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log) {
+  CoreResults results;
   results.reserve(object.relocations().size());
-  populate_for_write(results.data(), results.capacity() * sizeof(CoreResult));
   resolve(object, index, log, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
   return results;
 }

@@ -572,7 +572,7 @@ std::shared_ptr<const Btf> Minimized::parse(const std::string& name) const {
 }
 
 Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*>& objects,
-                            const std::vector<std::vector<CoreResult>>& results) {
+                            const std::vector<CoreResults>& results) {
   Minimized out;
   Marker mark(source, out);
   // Relocations that ask the same question share their matches: marked once, for the first of them.
@@ -594,7 +594,7 @@ Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*
 }
 
 Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
-                   const std::vector<std::vector<CoreResult>>& results, const MinimizeOptions& options) {
+                   const std::vector<CoreResults>& results, const MinimizeOptions& options) {
   Minimized out = mark_relocations(source, objects, results);
   Marker mark(source, out, Marker::Continue{});
   // libbpf sizes pointers by the first INT named like "long", and by the host's pointer size (8 on the
@@ -679,7 +679,7 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
 }
 
 std::string verify_minimized(const Btf& source, const Minimized& minimized, const std::vector<const BpfObject*>& objects,
-                             const std::vector<std::vector<CoreResult>>& expected, const std::vector<AnswerLog>& answers) {
+                             const std::vector<CoreResults>& expected, const std::vector<AnswerLog>& answers) {
   // The output is searched as the source is: a module's after its base; the rest of a kernel's types,
   // split off onto a base, together with that base.
   const std::shared_ptr<const Btf> out = minimized.parse("the minimized BTF");
