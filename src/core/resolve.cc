@@ -555,6 +555,7 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
     kept_from = upto;
   };
   const auto relocations = object.relocations();
+  constexpr std::size_t kAhead = 16;
   walk_answers(object, index, log, [&](std::size_t i, const Answer& a) {
     const CoreRelocation& r = relocations[i];
     if (r.section != code_section) {
@@ -564,6 +565,10 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
     } else if (r.insn_off >= kept_from + 2 * kStretch) {
       release_code(r.insn_off - kStretch);
     }
+    // The instruction a few records on, asked for now: records follow the code, a cache line or two
+    // apart, and each is otherwise a wait for memory.
+    if (i + kAhead < relocations.size() && relocations[i + kAhead].section == r.section)
+      __builtin_prefetch(object.sections()[r.section].insns.data() + relocations[i + kAhead].insn_off);
     each(i, result_of(object, r, a));
     return true;
   });
