@@ -101,4 +101,9 @@ struct CheckView {
 // with (or holds) the verdict "N objects x M kernels: K fail".
 void print_check(const CheckRun& run, const CheckView& view, OutputBuffer& out);
 
+// The Markdown for GitHub Actions' step summary ($GITHUB_STEP_SUMMARY): the verdict as a heading, then
+// a row for each object and kernel that fails (the first kMaxSummaryRows), with its first failure.
+inline constexpr std::size_t kMaxSummaryRows = 100;
+std::string check_markdown_summary(const CheckRun& run);
+
 }  // namespace btfslim

@@ -16,4 +16,12 @@ std::string github_property(std::string_view s);
 // other control characters (not allowed in XML 1.0 at all) as U+FFFD.
 std::string xml_text(std::string_view s);
 
+// A Markdown table cell: no line breaks, and the characters that would end the cell or start markup
+// escaped.
+std::string markdown_cell(std::string_view s);
+// Appends `text` to GitHub Actions' step summary at `path` ($GITHUB_STEP_SUMMARY), so that the job's
+// page shows it. An append that fails (a full disk, a file-size limit) is undone, so that the page
+// shows no part of a table, and throws InputError.
+void append_step_summary(const std::string& path, const std::string& text);
+
 }  // namespace btfslim

@@ -1,17 +1,12 @@
 // `btfslim budget`: checks the limits of a budget file (btfslim.toml) and says which hold, in a form
 // CI systems read; exit 1 when any is exceeded.
 #include "btfslim/budget.h"
+#include "btfslim/ci_text.h"
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -57,32 +52,6 @@ struct Measured {
   BudgetFigures figures;
   bool full = false;
 };
-
-// An append that fails (a full disk, a file-size limit) is undone: the file is cut back to the size it
-// had, or removed when this made it, so that the summary page shows no part of a table.
-void append_step_summary(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  const bool created = fd < 0 && errno == ENOENT &&
-                       (fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0;
-  if (fd < 0) fail(path, "cannot append the step summary: {}", std::strerror(errno));
-  struct stat st {};
-  const bool sized = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  int error = 0;
-  for (std::string_view rest = text; !rest.empty() && error == 0;) {
-    const ssize_t n = ::write(fd, rest.data(), rest.size());
-    if (n > 0)
-      rest.remove_prefix(static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR)
-      error = n == 0 ? EIO : errno;
-  }
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0) return;
-  if (created)
-    ::unlink(path.c_str());
-  else if (sized)
-    (void)::truncate(path.c_str(), st.st_size);
-  fail(path, "cannot append the step summary: {}", std::strerror(error));
-}
 
 void run_budget(const BudgetArgs& args, bool config_given) {
   if (!config_given && !fs::exists(args.config))

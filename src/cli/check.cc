@@ -8,6 +8,7 @@
 // indexed once for all objects, then dropped before the next.
 #include "btfslim/archive.h"
 #include "btfslim/check.h"
+#include "btfslim/ci_text.h"
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 
@@ -177,6 +179,9 @@ void run_check(const CheckArgs& args) {
   view.failures_only = args.failures_only;
   print_check(run, view, out);
   out.flush();
+  if (view.format == CheckFormat::Github)
+    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
+      append_step_summary(summary, check_markdown_summary(run));
   if (check_failed(run)) throw CheckFailed();
 }
 

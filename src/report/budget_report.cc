@@ -187,27 +187,6 @@ void print_github(const std::vector<LimitResult>& results, const std::string& fi
   out.print("{}: {}\n", esc(file), conclusion(results));
 }
 
-// A Markdown table cell: no line breaks, and the characters that would end the cell or start markup
-// escaped.
-std::string md(std::string_view s) {
-  std::string o;
-  for (const char c : s) {
-    if (c == '\n' || c == '\r') {
-      o += ' ';
-    } else if (c == '&') {
-      o += "&amp;";
-    } else if (c == '<') {
-      o += "&lt;";
-    } else if (c == '>') {
-      o += "&gt;";
-    } else {
-      if (std::string_view("\\`*_[]|#~").find(c) != std::string_view::npos) o += '\\';
-      o += c;
-    }
-  }
-  return o;
-}
-
 }  // namespace
 
 void print_budget_report(const std::vector<LimitResult>& results, const std::string& file, BudgetFormat format,
@@ -225,7 +204,7 @@ void print_budget_report(const std::vector<LimitResult>& results, const std::str
 }
 
 std::string budget_markdown_summary(const std::vector<LimitResult>& results, const std::string& file) {
-  std::string s = fmt::format("### btfslim budget: {}\n\n", md(conclusion(results)));
+  std::string s = fmt::format("### btfslim budget: {}\n\n", markdown_cell(conclusion(results)));
   s += "| | Budget | Limit | Input | Measured | Allowed | Over by | Set at |\n";
   s += "|:-:|---|---|---|--:|--:|--:|---|\n";
   for (const LimitResult& r : results) {
@@ -233,8 +212,8 @@ std::string budget_markdown_summary(const std::vector<LimitResult>& results, con
     const std::string over = !r.exceeded() ? "" : p.empty() ? bytes_text(r.excess())
                                                             : fmt::format("{} ({})", bytes_text(r.excess()), p);
     s += fmt::format("| {} | {} | {} = {} | {} | {} | {} | {} | {}:{} |\n", r.exceeded() ? ":x:" : ":white_check_mark:",
-                     md(escape(r.budget->name)), md(escape(r.limit->key)), md(escape(r.limit->written)),
-                     md(escape(r.input)), bytes_text(r.measured), bytes_text(r.allowed), md(over), md(escape(file)),
+                     markdown_cell(escape(r.budget->name)), markdown_cell(escape(r.limit->key)), markdown_cell(escape(r.limit->written)),
+                     markdown_cell(escape(r.input)), bytes_text(r.measured), bytes_text(r.allowed), markdown_cell(over), markdown_cell(escape(file)),
                      r.limit->line);
   }
   // What to do about each breach, once per budget.
@@ -244,7 +223,7 @@ std::string budget_markdown_summary(const std::vector<LimitResult>& results, con
     if (std::find(told.begin(), told.end(), r.budget) != told.end()) continue;
     if (told.empty()) s += "\n";
     told.push_back(r.budget);
-    s += fmt::format("- **{}**: {}\n", md(escape(r.budget->name)), md(message_lines(r.budget->message)));
+    s += fmt::format("- **{}**: {}\n", markdown_cell(escape(r.budget->name)), markdown_cell(message_lines(r.budget->message)));
   }
   return s + "\n";
 }

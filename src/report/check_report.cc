@@ -601,6 +601,30 @@ void print_github(const CheckRun& run, const Names& names, OutputBuffer& out) {
   out.print("btfslim check: {}\n", verdict_line(run));
 }
 
+}  // namespace
+
+std::string check_markdown_summary(const CheckRun& run) {
+  const Names names = shown_names(run);
+  std::string s = fmt::format("### btfslim check: {}\n\n", markdown_cell(verdict_line(run)));
+  std::size_t rows = 0, more = 0;
+  for (std::size_t o = 0; o < run.objects.size(); ++o)
+    for (std::size_t t = 0; t < run.targets.size(); ++t) {
+      if (cell_of(run, o, t).failing == 0) continue;
+      if (rows == kMaxSummaryRows) {
+        ++more;
+        continue;
+      }
+      if (rows++ == 0) s += "| | Object | Kernel | Failing | First failure |\n|:-:|---|---|--:|---|\n";
+      const std::vector<FailureRow> failing = failure_rows(run, o, t);
+      s += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(names.objects[o]), markdown_cell(names.kernels[t]),
+                       failing.size(), failing.empty() ? "" : markdown_cell(failure_sentence(failing.front())));
+    }
+  if (more) s += fmt::format("\n{} more object/kernel pairs fail: the job's log lists them all.\n", more);
+  return s + "\n";
+}
+
+namespace {
+
 // JUnit XML: a <testsuite> per kernel, a <testcase> per object (per failing one with `failures_only`),
 // a <failure> where it fails.
 void print_junit(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {

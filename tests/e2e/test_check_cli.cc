@@ -1040,6 +1040,26 @@ TEST_CASE("--format github: an annotation per failing object and kernel, escaped
   CHECK(count_of(x.out, "<failure ") == failures);
   args.push_back("--failures-only");
   CHECK(count_of(btfslim(args).out, "<testcase ") == failures);
+
+  // $GITHUB_STEP_SUMMARY: with --format github the verdict and a row per failing object and kernel
+  // are appended to what earlier steps wrote; with another format the file is left alone.
+  const std::string summary = dir.file("summary.md");
+  write_file(summary, "earlier step\n");
+  auto with_summary = [&](const std::string& format) {
+    std::vector<std::string> argv{"env", "GITHUB_STEP_SUMMARY=" + summary, btfslim_path()};
+    argv.insert(argv.end(), base.begin(), base.end());
+    argv.insert(argv.end(), {"--format", format});
+    return run(argv);
+  };
+  CHECK(with_summary("github").out == r.out);
+  const std::string md = read_file(summary);
+  INFO(md);
+  CHECK_THAT(md, StartsWith("earlier step\n### btfslim check: " + verdict_line(objects.size(), targets.size(), failures) +
+                            "\n\n| | Object | Kernel | Failing | First failure |\n"));
+  CHECK(count_of(md, "\n| :x: | ") == failures);
+  CHECK_THAT(md, Contains("| :x: | odd,name:x.bpf.o | "));
+  CHECK(with_summary("table").status == 1);
+  CHECK(read_file(summary) == md);
 }
 
 }  // namespace btfslim::test
