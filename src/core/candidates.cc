@@ -77,8 +77,9 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
     kinds |= (1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64));
   if (slots_.empty()) return;
 
-  // Most target names share no first two bytes with any name asked for (NamePrefixes). A flavor keeps
-  // the essential name's first bytes; a one-byte essential name, "a" of "a___b", turns the filter off.
+  // Most target names share no first four bytes with any name asked for (NamePrefixes). A flavor keeps
+  // the essential name's first bytes, and a shorter essential name ("ab") is also asked for as the start
+  // of a flavored one ("ab___v2": "ab__").
   NamePrefixes prefixes;
   for (const Slot& slot : slots_) prefixes.add(slot.name);
 
