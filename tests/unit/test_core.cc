@@ -155,8 +155,12 @@ TEST_CASE("resolving beside earlier answers hands on every relocation whose resu
     std::string name;
     std::shared_ptr<const Btf> btf;
   };
+  const std::vector<std::string> target_files = core_corpus_targets();
+  if (!fs::exists(target_files.front()))
+    return skip("the test targets and BPF programs are not built here (-Dtests=unit): resolving beside earlier "
+                "answers is not compared");
   std::vector<Target> targets;
-  for (const std::string& path : core_corpus_targets()) targets.push_back({path, load_btf_file(path, nullptr)});
+  for (const std::string& path : target_files) targets.push_back({path, load_btf_file(path, nullptr)});
   std::vector<Target> kernels;
   if (const std::string vmlinux = running_vmlinux(); !vmlinux.empty())
     kernels.push_back({vmlinux, load_btf_file(vmlinux, nullptr)});
