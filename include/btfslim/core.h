@@ -26,6 +26,7 @@
 namespace btfslim {
 
 class ElfFile;
+class BpfCodeReader;  // reach.h
 
 // struct bpf_core_relo's kinds, in libbpf's numbering.
 enum class RelocKind : std::uint32_t {
@@ -278,7 +279,9 @@ struct AnswerLog {
 // goes on after a failing relocation, so that every problem is reported. A question asked again (the
 // same local type, access and kind, while that type's candidates are unchanged) is answered from the
 // first asking: only the instruction is judged anew. With `log`, the answers are kept there too.
-CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log = nullptr);
+// With `along`, the object's code is read along (BpfCodeReader) once a relocation is poisoned.
+CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log = nullptr,
+                           BpfCodeReader* along = nullptr);
 // The same, each result handed to `each` with its relocation's index as it is made, kept nowhere: for
 // a caller that needs one at a time.
 void resolve_object(const BpfObject& object, const CandidateIndex& index,

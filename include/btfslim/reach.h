@@ -13,6 +13,7 @@
 #include "btfslim/input.h"
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -138,6 +139,35 @@ class BpfCode {
   std::vector<std::uint32_t> reloc_insn_;
   std::vector<std::pair<std::uint32_t, std::span<const std::uint8_t>>> rodata_;
   bool big_endian_ = false;
+
+  BpfCode() = default;
+  struct Build;  // reach.cc
+  friend class BpfCodeReader;
+};
+
+// An object's code read along with another pass that reads it and gives its pages back behind it
+// (resolve_object, which reads the relocated instructions): started, it reads each instruction before
+// the other pass gives back its page, so that an agent's megabytes of code are read from the file once
+// and not twice. Where the code is not read in place from the file, finish() reads all of it.
+class BpfCodeReader {
+ public:
+  explicit BpfCodeReader(const BpfObject& object);
+  ~BpfCodeReader();
+  BpfCodeReader(const BpfCodeReader&) = delete;
+  BpfCodeReader& operator=(const BpfCodeReader&) = delete;
+
+  // From now on, read_before() reads (the code is wanted: resolve found a poisoned relocation).
+  void start();
+  bool started() const { return build_ != nullptr; }
+  // Reads every instruction not read yet that lies in the file before `end`, if started.
+  void read_before(const std::uint8_t* end);
+  // The whole code: what is not read yet, read now, a stretch at a time.
+  BpfCode finish();
+
+ private:
+  const BpfObject* object_;
+  std::unique_ptr<BpfCode> code_;
+  std::unique_ptr<BpfCode::Build> build_;
 };
 
 // Only a poisoned relocation's instruction fails the load where it is reached: the others are not

@@ -87,7 +87,7 @@ void run_check(const CheckArgs& args) {
   }
   std::vector<const BpfObject*> objects;
   // Each object's code, read where a poisoned relocation makes reaching it matter (reach.h), once for
-  // every target; with one target, dropped after it.
+  // every target, along with the first resolution that has one; with one target, dropped after it.
   std::vector<std::optional<BpfCode>> code(run.objects.size());
   for (const auto& o : run.objects) objects.push_back(o.get());
   // What the loader resolves against kernel BTF besides CO-RE: kfuncs, ksyms, attach targets, struct_ops.
@@ -116,9 +116,11 @@ void run_check(const CheckArgs& args) {
     run.targets.push_back(t);
     for (std::size_t o = 0; o < objects.size(); ++o) {
       ObjectOnTarget cell;
-      cell.results = resolve_object(*objects[o], index);
+      std::optional<BpfCodeReader> along;
+      if (!code[o]) along.emplace(*objects[o]);
+      cell.results = resolve_object(*objects[o], index, nullptr, along ? &*along : nullptr);
       const bool poisoned = any_poisoned(cell.results);
-      if (poisoned && !code[o]) code[o].emplace(*objects[o]);
+      if (poisoned && !code[o]) code[o].emplace(along->finish());
       mark_reachability(cell, poisoned ? &*code[o] : nullptr);
       count_outcomes(cell, run.strict);
       if (targets.size() == 1) code[o].reset();

@@ -14,6 +14,7 @@
 #include "btfslim/escape.h"
 #include "btfslim/input.h"
 #include "btfslim/memory.h"
+#include "btfslim/reach.h"
 #include "spec.h"
 
 #include <fmt/format.h>
@@ -540,9 +541,10 @@ bool same_patch(const Calc& a, const Calc& b) {
 // pages are given back behind the records as they go (records come a section at a time, in the code's
 // order), so that an agent's megabytes of code are not all in memory at once. Out of order, a page is
 // only read again. Only where the code is large (FileBytes::kWorthReleasing): an object of a few dozen
-// small sections would make a call for each, to give back nothing that matters.
+// small sections would make a call for each, to give back nothing that matters. `along`, once a
+// relocation is poisoned, reads the code before its pages are given back (BpfCodeReader).
 template <typename Each>
-void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* log, Each&& each) {
+void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* log, BpfCodeReader* along, Each&& each) {
   constexpr std::uint32_t kStretch = FileBytes::kStretch;
   std::size_t code_bytes = 0;
   for (const ProgramSection& s : object.sections()) code_bytes += s.insns.size();
@@ -550,8 +552,10 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
   std::uint32_t code_section = UINT32_MAX, kept_from = 0;  // the section read, and where its kept pages start
   auto release_code = [&](std::uint32_t upto) {
     const std::span<const std::uint8_t> code = object.sections()[code_section].insns;
-    if (give_back && upto > kept_from && upto <= code.size())
+    if (give_back && upto > kept_from && upto <= code.size()) {
+      if (along) along->read_before(code.data() + upto);
       object.release_pages(code.subspan(kept_from, upto - kept_from));
+    }
     kept_from = upto;
   };
   const auto relocations = object.relocations();
@@ -569,7 +573,9 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
     // apart, and each is otherwise a wait for memory.
     if (i + kAhead < relocations.size() && relocations[i + kAhead].section == r.section)
       __builtin_prefetch(object.sections()[r.section].insns.data() + relocations[i + kAhead].insn_off);
-    each(i, result_of(object, r, a));
+    CoreResult result = result_of(object, r, a);
+    if (along && result.status == CoreStatus::Poisoned) along->start();
+    each(i, std::move(result));
     return true;
   });
   if (code_section != UINT32_MAX) release_code(static_cast<std::uint32_t>(object.sections()[code_section].insns.size()));
@@ -577,16 +583,17 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
 
 }  // namespace
 
-CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log) {
+CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log,
+                           BpfCodeReader* along) {
   CoreResults results;
   results.reserve(object.relocations().size());
-  resolve(object, index, log, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
+  resolve(object, index, log, along, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
   return results;
 }
 
 void resolve_object(const BpfObject& object, const CandidateIndex& index,
                     const std::function<void(std::size_t, CoreResult&&)>& each) {
-  resolve(object, index, nullptr, each);
+  resolve(object, index, nullptr, nullptr, each);
 }
 
 void resolve_changed(const BpfObject& object, const CandidateIndex& index, const AnswerLog& earlier,

@@ -330,6 +330,80 @@ TEST_CASE("the guards of existence and size checks are found at their relocated 
   CHECK(seen == guarded);
 }
 
+// Two readings of an object's code made the same tables: every accessor agrees at every instruction.
+void check_same_code(const BpfCode& a, const BpfCode& b, std::size_t relocations) {
+  REQUIRE(a.insns().size() == b.insns().size());
+  REQUIRE(a.programs().size() == b.programs().size());
+  for (std::size_t p = 0; p < a.programs().size(); ++p) {
+    CHECK(a.programs()[p].name == b.programs()[p].name);
+    CHECK(a.programs()[p].entry == b.programs()[p].entry);
+  }
+  REQUIRE(a.guards().size() == b.guards().size());
+  for (std::size_t g = 0; g < a.guards().size(); ++g) {
+    const BpfCode::Guard &x = a.guards()[g], &y = b.guards()[g];
+    CHECK((x.jump == y.jump && x.def == y.def && x.value == y.value && x.how == y.how && x.code == y.code && x.imm == y.imm));
+  }
+  CHECK(a.join_count() == b.join_count());
+  std::size_t differ = 0;
+  for (std::uint32_t pc = 0; pc < a.insns().size(); ++pc) {
+    const BpfCode::InsnRef &x = a.ref(pc), &y = b.ref(pc);
+    const auto ex = a.edges_to(pc), ey = b.edges_to(pc);
+    const bool same = a.falls_through(pc) == b.falls_through(pc) && a.jumped_to(pc) == b.jumped_to(pc) &&
+                      a.joins(pc) == b.joins(pc) && a.is_guard(pc) == b.is_guard(pc) && x.ref == y.ref &&
+                      x.target == y.target && x.offset == y.offset && std::equal(ex.begin(), ex.end(), ey.begin(), ey.end());
+    if (!same && differ++ < 5) FAIL_CHECK("instruction " << pc << " differs");
+  }
+  CHECK(differ == 0);
+  for (std::size_t i = 0; i < relocations; ++i) CHECK(a.insn_of(i) == b.insn_of(i));
+}
+
+// check reads an agent's code along with resolving it (BpfCodeReader), a piece each time resolving
+// gives pages back, instead of in one pass of its own after: the pieces end anywhere (in the middle of
+// an ld_imm64, between sections, before the code or past it), come again or go back, and the code read
+// is the same as read at once. Over the test programs and the real corpus, big-endian objects too
+// (decoded whole: read at start).
+TEST_CASE("the code read along with resolving is the code read at once", "[core]") {
+  std::vector<std::string> paths = shared_corpus_objects();
+  for (const std::string& path : core_corpus_objects())
+    if (fs::exists(path)) paths.push_back(path);
+  for (const std::string& path : trace_objects()) paths.push_back(path);
+  if (paths.empty()) return skip("neither the test programs nor the corpus are here: the code is not read");
+  std::mt19937 random(18);
+  std::size_t read_in_pieces = 0;
+  for (const std::string& path : paths) {
+    INFO(path);
+    const auto object = BpfObject::open(path);
+    const BpfCode whole(*object);
+    // Pieces ending at every 1st, 3rd, 64th instruction or at random, in each section.
+    for (const std::uint32_t step : {1u, 3u, 64u, 0u}) {
+      INFO("pieces of " << step << " instructions (0: at random)");
+      BpfCodeReader reader(*object);
+      std::uint8_t before = 0;
+      reader.read_before(&before);  // not started: nothing
+      reader.start();
+      for (const ProgramSection& s : object->sections()) {
+        const std::size_t count = s.insns.size() / 8;
+        for (std::size_t at = 0; at <= count; at += step ? step : 1 + random() % 97) {
+          reader.read_before(s.insns.data() + at * 8);
+          if (at > 0 && at % 5 == 0) reader.read_before(s.insns.data() + (at - 1) * 8 + 3);  // back, mid-instruction
+        }
+      }
+      check_same_code(reader.finish(), whole, object->relocations().size());
+      ++read_in_pieces;
+    }
+    // As check does it: started by resolving's first poisoned relocation, finished after.
+    BpfCodeReader along(*object);
+    const auto target = small_target();
+    const CoreTarget t(target);
+    const BpfObject* objects[] = {object.get()};
+    const CandidateIndex index(t, objects);
+    const CoreResults results = resolve_object(*object, index, nullptr, &along);
+    CHECK(along.started() == any_poisoned(results));
+    check_same_code(along.finish(), whole, object->relocations().size());
+  }
+  CHECK(read_in_pieces >= 4 * 20);
+}
+
 TEST_CASE("essential names drop the flavor", "[core]") {
   CHECK(essential_name("task_struct") == "task_struct");
   CHECK(essential_name("task_struct___old") == "task_struct");
