@@ -816,7 +816,7 @@ struct Patch {
 // for those, as the relocation results they come from.
 class Patches {
  public:
-  // Room for `values` values: the count is known, so the list is allocated once.
+  // Room for `values` values (at most one per relocation): the list is allocated once.
   Patches(std::size_t insns, std::span<const CoreResult> results, std::size_t values)
       : value_(insns), poison_(insns), results_(results) {
     values_.reserve(values);
@@ -1519,17 +1519,20 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
   Reachability out;
   out.reached.assign(results.size(), false);
   out.programs.resize(code.programs().size());
-  Patches patches(code.insns().size(), results,
-                  static_cast<std::size_t>(std::count_if(results.begin(), results.end(),
-                                                         [](const CoreResult& r) { return r.status == CoreStatus::Ok; })));
+  // One pass over the results (an agent's are a megabyte and more). Only a poisoned instruction makes
+  // reaching it matter (it fails the load there): the other relocations count as reached, and without
+  // one nothing is walked.
+  Patches patches(code.insns().size(), results, results.size());
   bool poisoned = false;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::uint32_t pc = code.insn_of(i);
+    const CoreStatus status = results[i].status;
+    if (status != CoreStatus::Poisoned) out.reached[i] = true;
     if (pc == kNoInsn) {
       out.reached[i] = true;  // not in code we can read: take it as reached
       continue;
     }
-    switch (results[i].status) {
+    switch (status) {
       case CoreStatus::Ok:
         if (patches.kind(pc) != Patch::Poison) patches.set_value(pc, static_cast<std::uint32_t>(i));
         break;
@@ -1541,10 +1544,6 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
         break;  // libbpf fails the load before the verifier runs
     }
   }
-  // Only a poisoned instruction makes reaching it matter (it fails the load there): the others count
-  // as reached, and without one nothing is walked.
-  for (std::size_t i = 0; i < results.size(); ++i)
-    if (results[i].status != CoreStatus::Poisoned) out.reached[i] = true;
   if (!poisoned) return out;
   patches.done();
   // The relocations of poisoned instructions, by instruction: what a program that reaches one of them
