@@ -131,6 +131,13 @@ class ElfFile {
   std::vector<Relocation> relocations(std::uint32_t index) const;
 
  private:
+  // Calls fn(index, symbol, name) for every entry of the symbol table, the null symbol first (a name
+  // that is no string of the table is null); nothing without a symbol table. elf.cc.
+  template <typename Fn>
+  void for_each_table_symbol(Fn&& fn) const;
+  // The name of the section a symbol is defined in, and its header; null for none or an invalid one.
+  const char* symbol_section(std::uint16_t shndx, void* header) const;
+
   std::shared_ptr<const FileBytes> file_;
   struct Impl;
   std::unique_ptr<Impl> impl_;

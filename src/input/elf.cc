@@ -101,8 +101,8 @@ bool ElfFile::big_endian() const {
   return bytes.size() > EI_DATA && bytes[EI_DATA] == ELFDATA2MSB;
 }
 
-std::vector<ElfFile::Function> ElfFile::functions() const {
-  std::vector<Function> out;
+template <typename Fn>
+void ElfFile::for_each_table_symbol(Fn&& fn) const {
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
     GElf_Shdr shdr;
@@ -111,21 +111,31 @@ std::vector<ElfFile::Function> ElfFile::functions() const {
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (!data) fail(path(), "cannot read the symbol table: {}", elf_errmsg(-1));
     const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
-    for (std::size_t i = 1; i < count; ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym)) fail(path(), "invalid symbol {}: {}", i, elf_errmsg(-1));
-      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
-        continue;
-      const char* name = elf_strptr(impl_->elf, shdr.sh_link, sym.st_name);
-      Elf_Scn* in = elf_getscn(impl_->elf, sym.st_shndx);
-      GElf_Shdr in_hdr;
-      const char* section = in && gelf_getshdr(in, &in_hdr) ? elf_strptr(impl_->elf, impl_->shstrndx, in_hdr.sh_name)
-                                                           : nullptr;
-      if (!name || !section) fail(path(), "symbol {} has an invalid name or section", i);
-      out.push_back({name, section, sym.st_value, sym.st_size});
+      fn(i, sym, elf_strptr(impl_->elf, shdr.sh_link, sym.st_name));
     }
-    break;
+    return;  // an object has one
   }
+}
+
+const char* ElfFile::symbol_section(std::uint16_t shndx, void* header) const {
+  Elf_Scn* in = elf_getscn(impl_->elf, shndx);
+  auto* hdr = static_cast<GElf_Shdr*>(header);
+  return in && gelf_getshdr(in, hdr) ? elf_strptr(impl_->elf, impl_->shstrndx, hdr->sh_name) : nullptr;
+}
+
+std::vector<ElfFile::Function> ElfFile::functions() const {
+  std::vector<Function> out;
+  for_each_table_symbol([&](std::size_t i, const GElf_Sym& sym, const char* name) {
+    if (i == 0 || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+      return;
+    GElf_Shdr in_hdr;
+    const char* section = symbol_section(sym.st_shndx, &in_hdr);
+    if (!name || !section) fail(path(), "symbol {} has an invalid name or section", i);
+    out.push_back({name, section, sym.st_value, sym.st_size});
+  });
   return out;
 }
 
@@ -155,26 +165,12 @@ std::vector<ElfFile::Section> ElfFile::sections() const {
 
 std::vector<ElfFile::TableSymbol> ElfFile::symbol_table() const {
   std::vector<TableSymbol> out;
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
-    if (shdr.sh_type != SHT_SYMTAB) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) fail(path(), "cannot read the symbol table: {}", elf_errmsg(-1));
-    const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
-    out.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym)) fail(path(), "invalid symbol {}: {}", i, elf_errmsg(-1));
-      const char* name = elf_strptr(impl_->elf, shdr.sh_link, sym.st_name);
-      out.push_back({name ? name : "", sym.st_value, sym.st_size, sym.st_shndx,
-                     static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info)),
-                     static_cast<std::uint8_t>(GELF_ST_BIND(sym.st_info)),
-                     static_cast<std::uint8_t>(GELF_ST_VISIBILITY(sym.st_other))});
-    }
-    break;
-  }
+  for_each_table_symbol([&](std::size_t, const GElf_Sym& sym, const char* name) {
+    out.push_back({name ? name : "", sym.st_value, sym.st_size, sym.st_shndx,
+                   static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info)),
+                   static_cast<std::uint8_t>(GELF_ST_BIND(sym.st_info)),
+                   static_cast<std::uint8_t>(GELF_ST_VISIBILITY(sym.st_other))});
+  });
   return out;
 }
 
@@ -226,39 +222,25 @@ namespace btfslim {
 
 std::vector<ElfFile::Symbol> ElfFile::symbols() const {
   std::vector<Symbol> out;
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
-    if (shdr.sh_type != SHT_SYMTAB) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) fail(path(), "cannot read the symbol table: {}", elf_errmsg(-1));
-    const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
-    for (std::size_t i = 1; i < count; ++i) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym)) fail(path(), "invalid symbol {}: {}", i, elf_errmsg(-1));
-      const char* name = elf_strptr(impl_->elf, shdr.sh_link, sym.st_name);
-      if (!name) fail(path(), "symbol {} has an invalid name", i);
-      Symbol s;
-      s.name = name;
-      s.value = sym.st_value;
-      s.size = sym.st_size;
-      s.binding = static_cast<std::uint8_t>(GELF_ST_BIND(sym.st_info));
-      s.type = static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info));
-      s.undefined = sym.st_shndx == SHN_UNDEF;
-      if (!s.undefined && sym.st_shndx < SHN_LORESERVE) {
-        Elf_Scn* in = elf_getscn(impl_->elf, sym.st_shndx);
-        GElf_Shdr in_hdr;
-        const char* section =
-            in && gelf_getshdr(in, &in_hdr) ? elf_strptr(impl_->elf, impl_->shstrndx, in_hdr.sh_name) : nullptr;
-        if (!section) fail(path(), "symbol {} has an invalid section", i);
-        s.section = section;
-        s.executable = (in_hdr.sh_flags & SHF_EXECINSTR) != 0;
-      }
-      out.push_back(s);
+  for_each_table_symbol([&](std::size_t i, const GElf_Sym& sym, const char* name) {
+    if (i == 0) return;
+    if (!name) fail(path(), "symbol {} has an invalid name", i);
+    Symbol s;
+    s.name = name;
+    s.value = sym.st_value;
+    s.size = sym.st_size;
+    s.binding = static_cast<std::uint8_t>(GELF_ST_BIND(sym.st_info));
+    s.type = static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info));
+    s.undefined = sym.st_shndx == SHN_UNDEF;
+    if (!s.undefined && sym.st_shndx < SHN_LORESERVE) {
+      GElf_Shdr in_hdr;
+      const char* section = symbol_section(sym.st_shndx, &in_hdr);
+      if (!section) fail(path(), "symbol {} has an invalid section", i);
+      s.section = section;
+      s.executable = (in_hdr.sh_flags & SHF_EXECINSTR) != 0;
     }
-    break;
-  }
+    out.push_back(s);
+  });
   return out;
 }
 
