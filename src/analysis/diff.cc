@@ -929,20 +929,18 @@ class LayoutComparer {
     };
     const unsigned common = std::min(pa.vlen(), pb.vlen());
     for (unsigned i = 0; i < common; ++i) target(pa.param(i).type, pb.param(i).type, param_name(b_, pb, i), out);
-    for (unsigned i = common; i < pa.vlen(); ++i) {
-      MemberChange c;
-      c.change = Change::Removed;
-      c.member = param_name(a_, pa, i);
-      c.old_type = c_(a_.keys.key(pa.param(i).type));
-      out.push_back(std::move(c));
-    }
-    for (unsigned i = common; i < pb.vlen(); ++i) {
-      MemberChange c;
-      c.change = Change::Added;
-      c.member = param_name(b_, pb, i);
-      c.new_type = c_(b_.keys.key(pb.param(i).type));
-      out.push_back(std::move(c));
-    }
+    // The parameters past the other prototype's: removed from a, added in b.
+    auto past_common = [&](const SideRef& s, const TypeView& t, Change change) {
+      for (unsigned i = common; i < t.vlen(); ++i) {
+        MemberChange c;
+        c.change = change;
+        c.member = param_name(s, t, i);
+        (change == Change::Removed ? c.old_type : c.new_type) = c_(s.keys.key(t.param(i).type));
+        out.push_back(std::move(c));
+      }
+    };
+    past_common(a_, pa, Change::Removed);
+    past_common(b_, pb, Change::Added);
   }
 
   // "signed", "unsigned", "signed char", "bool"; with the width in bits where it is not the size's.

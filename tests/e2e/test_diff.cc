@@ -519,6 +519,12 @@ TEST_CASE("diff shows every kind of layout change: size, members, bitfields, typ
         "struct s: size 24 -> 32; 1 member added, 1 removed, 1 moved, 2 retyped, 1 resized\n"
         "typedef handle_t: u32 -> u64\n"
         "total: 4 changed, 0 added, 0 removed, of 12 types on both sides\n");
+  // The other way, the prototype loses its third parameter.
+  const RunResult back = btfslim({"diff", "-v", after, before});
+  REQUIRE(back.status == 0);
+  CHECK_THAT(back.out, Contains("func f: returns long int -> int; 1 parameter removed, 1 retyped\n"
+                                "    ~ b: u64 -> int\n"
+                                "    - c: int\n"));
   // --by member: the same changes, one a line, with their type; -n 3 folds the rest.
   const RunResult members = btfslim({"diff", "--by", "member", "-n", "3", before, after});
   REQUIRE(members.status == 0);
