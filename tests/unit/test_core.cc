@@ -363,10 +363,11 @@ void check_same_code(const BpfCode& a, const BpfCode& b, std::size_t relocations
 // is the same as read at once. Over the test programs and the real corpus, big-endian objects too
 // (decoded whole: read at start).
 TEST_CASE("the code read along with resolving is the code read at once", "[core]") {
+  // The test programs are not built where the tests are unit tests only (the sanitized build's).
   std::vector<std::string> paths = shared_corpus_objects();
-  for (const std::string& path : core_corpus_objects())
-    if (fs::exists(path)) paths.push_back(path);
-  for (const std::string& path : trace_objects()) paths.push_back(path);
+  for (const auto& built : {core_corpus_objects(), trace_objects()})
+    for (const std::string& path : built)
+      if (fs::exists(path)) paths.push_back(path);
   if (paths.empty()) return skip("neither the test programs nor the corpus are here: the code is not read");
   std::mt19937 random(18);
   std::size_t read_in_pieces = 0;
