@@ -20,11 +20,12 @@ namespace btfslim {
 inline constexpr int kExitInputError = 2;
 inline constexpr int kExitCheckFailed = 1;
 
-// A command whose report is printed and whose verdict is "no" (check: a relocation fails): exit 1.
-class CheckFailed : public std::exception {
- public:
-  const char* what() const noexcept override { return "check failed"; }
-};
+// A command whose report is printed and whose verdict is "no" (check: a relocation fails; budget: a
+// limit is exceeded; dedup --check: something would go) says so here as it returns, and main() exits
+// kExitCheckFailed. A verdict, not an exception: the first exception a process throws costs it tens of
+// microseconds to find and read its unwind tables, a run of check on a few objects a few percent.
+void report_check_failed();
+bool check_failed_reported();
 
 // A file or argument that cannot be used. what() is the whole line: "FILE: problem", FILE escaped.
 class InputError : public std::runtime_error {

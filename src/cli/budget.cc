@@ -117,7 +117,7 @@ void run_budget(const BudgetArgs& args, bool config_given) {
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       append_step_summary(summary, budget_markdown_summary(results, args.config));
   for (const LimitResult& r : results)
-    if (r.exceeded()) throw CheckFailed();
+    if (r.exceeded()) report_check_failed();
 }
 
 }  // namespace

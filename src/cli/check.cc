@@ -184,7 +184,7 @@ void run_check(const CheckArgs& args) {
   if (view.format == CheckFormat::Github)
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       append_step_summary(summary, check_markdown_summary(run));
-  if (check_failed(run)) throw CheckFailed();
+  if (check_failed(run)) report_check_failed();
 }
 
 }  // namespace

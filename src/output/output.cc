@@ -20,6 +20,8 @@ namespace btfslim {
 
 namespace {
 
+bool check_failed = false;  // report_check_failed()
+
 // Where this process began writing to `fd`: its offset when the first buffer for it was made (a
 // command may make several for stdout, one after another), or -1 when a failed output is not to be
 // cut off there: not a regular file, or one open for appending, which other writers may have appended
@@ -39,6 +41,9 @@ std::int64_t write_start(int fd) {
 }
 
 }  // namespace
+
+void report_check_failed() { check_failed = true; }
+bool check_failed_reported() { return check_failed; }
 
 OutputBuffer::OutputBuffer(int fd, std::string name) : fd_(fd), name_(std::move(name)) { note_output_start(fd); }
 
