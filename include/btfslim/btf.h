@@ -268,7 +268,7 @@ enum class RefRole : std::uint8_t { Type, Element, Index, Member, Return, Param,
 
 // Both kinds of field in one switch: on_name(offset, role) and on_type(offset, role), in record order.
 template <typename OnName, typename OnType>
-inline void for_each_field(std::uint32_t info, OnName&& on_name, OnType&& on_type) {
+constexpr void for_each_field(std::uint32_t info, OnName&& on_name, OnType&& on_type) {
   on_name(std::uint32_t{0}, NameRole::Type);
   const unsigned vlen = info & 0xffff;
   std::uint32_t entry = kTypeHeaderSize;

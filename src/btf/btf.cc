@@ -182,6 +182,31 @@ constexpr std::array<FieldLayout, 32> kFieldLayout = [] {
   return t;
 }();
 
+// Whether the table puts names and type ids where for_each_field() does, for every kind, with no
+// entries and with some: a field it left out would go unchecked.
+constexpr bool field_layout_is_for_each_field() {
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    for (const unsigned vlen : {0u, 3u}) {
+      std::array<bool, 16> names{}, refs{}, table_names{}, table_refs{};  // by 4-byte word of the record
+      for_each_field(
+          std::uint32_t{k} << 24 | vlen, [&](std::uint32_t at, NameRole) { names[at / 4] = true; },
+          [&](std::uint32_t at, RefRole) { refs[at / 4] = true; });
+      const FieldLayout& l = kFieldLayout[k];
+      table_names[0] = true;
+      if (l.header_ref) table_refs[2] = true;
+      const unsigned count = l.per_vlen ? vlen : l.entries;
+      for (unsigned i = 0; i < count; ++i) {
+        const unsigned at = kTypeHeaderSize + i * l.stride;
+        if (l.name) table_names[at / 4] = true;
+        if (l.ref) table_refs[(at + l.ref_at) / 4] = true;
+      }
+      if (names != table_names || refs != table_refs) return false;
+    }
+  }
+  return true;
+}
+static_assert(field_layout_is_for_each_field(), "kFieldLayout puts a name or type id elsewhere than for_each_field()");
+
 // Walks the records of a type section, checking that each has a known kind and fits, and appends its
 // offset; returns the largest name offset and type id the records hold. One pass that decodes each
 // record once, with the byte order fixed at compile time: every tool run pays for it. With `names`
