@@ -135,8 +135,12 @@ class ElfFile {
   // that is no string of the table is null); nothing without a symbol table. elf.cc.
   template <typename Fn>
   void for_each_table_symbol(Fn&& fn) const;
-  // The name of the section a symbol is defined in, and its header; null for none or an invalid one.
-  const char* symbol_section(std::uint16_t shndx, void* header) const;
+  // The section a symbol is defined in: its name (null for none or an invalid one), and whether it is code.
+  struct SymbolSection {
+    const char* name = nullptr;
+    bool executable = false;
+  };
+  SymbolSection symbol_section(std::uint16_t shndx) const;
 
   std::shared_ptr<const FileBytes> file_;
   struct Impl;

@@ -120,10 +120,11 @@ void ElfFile::for_each_table_symbol(Fn&& fn) const {
   }
 }
 
-const char* ElfFile::symbol_section(std::uint16_t shndx, void* header) const {
+ElfFile::SymbolSection ElfFile::symbol_section(std::uint16_t shndx) const {
   Elf_Scn* in = elf_getscn(impl_->elf, shndx);
-  auto* hdr = static_cast<GElf_Shdr*>(header);
-  return in && gelf_getshdr(in, hdr) ? elf_strptr(impl_->elf, impl_->shstrndx, hdr->sh_name) : nullptr;
+  GElf_Shdr hdr;
+  if (!in || !gelf_getshdr(in, &hdr)) return {};
+  return {elf_strptr(impl_->elf, impl_->shstrndx, hdr.sh_name), (hdr.sh_flags & SHF_EXECINSTR) != 0};
 }
 
 std::vector<ElfFile::Function> ElfFile::functions() const {
@@ -131,8 +132,7 @@ std::vector<ElfFile::Function> ElfFile::functions() const {
   for_each_table_symbol([&](std::size_t i, const GElf_Sym& sym, const char* name) {
     if (i == 0 || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
       return;
-    GElf_Shdr in_hdr;
-    const char* section = symbol_section(sym.st_shndx, &in_hdr);
+    const char* section = symbol_section(sym.st_shndx).name;
     if (!name || !section) fail(path(), "symbol {} has an invalid name or section", i);
     out.push_back({name, section, sym.st_value, sym.st_size});
   });
@@ -233,11 +233,10 @@ std::vector<ElfFile::Symbol> ElfFile::symbols() const {
     s.type = static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info));
     s.undefined = sym.st_shndx == SHN_UNDEF;
     if (!s.undefined && sym.st_shndx < SHN_LORESERVE) {
-      GElf_Shdr in_hdr;
-      const char* section = symbol_section(sym.st_shndx, &in_hdr);
-      if (!section) fail(path(), "symbol {} has an invalid section", i);
-      s.section = section;
-      s.executable = (in_hdr.sh_flags & SHF_EXECINSTR) != 0;
+      const SymbolSection in = symbol_section(sym.st_shndx);
+      if (!in.name) fail(path(), "symbol {} has an invalid section", i);
+      s.section = in.name;
+      s.executable = in.executable;
     }
     out.push_back(s);
   });

@@ -212,9 +212,9 @@ std::string budget_markdown_summary(const std::vector<LimitResult>& results, con
     const std::string over = !r.exceeded() ? "" : p.empty() ? bytes_text(r.excess())
                                                             : fmt::format("{} ({})", bytes_text(r.excess()), p);
     s += fmt::format("| {} | {} | {} = {} | {} | {} | {} | {} | {}:{} |\n", r.exceeded() ? ":x:" : ":white_check_mark:",
-                     markdown_cell(escape(r.budget->name)), markdown_cell(escape(r.limit->key)), markdown_cell(escape(r.limit->written)),
-                     markdown_cell(escape(r.input)), bytes_text(r.measured), bytes_text(r.allowed), markdown_cell(over), markdown_cell(escape(file)),
-                     r.limit->line);
+                     markdown_cell(escape(r.budget->name)), markdown_cell(escape(r.limit->key)),
+                     markdown_cell(escape(r.limit->written)), markdown_cell(escape(r.input)), bytes_text(r.measured),
+                     bytes_text(r.allowed), markdown_cell(over), markdown_cell(escape(file)), r.limit->line);
   }
   // What to do about each breach, once per budget.
   std::vector<const Budget*> told;
@@ -223,7 +223,8 @@ std::string budget_markdown_summary(const std::vector<LimitResult>& results, con
     if (std::find(told.begin(), told.end(), r.budget) != told.end()) continue;
     if (told.empty()) s += "\n";
     told.push_back(r.budget);
-    s += fmt::format("- **{}**: {}\n", markdown_cell(escape(r.budget->name)), markdown_cell(message_lines(r.budget->message)));
+    s += fmt::format("- **{}**: {}\n", markdown_cell(escape(r.budget->name)),
+                     markdown_cell(message_lines(r.budget->message)));
   }
   return s + "\n";
 }
