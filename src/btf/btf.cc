@@ -18,8 +18,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstring>
+#include <optional>
+
+#include <pthread.h>
+#include <sched.h>
 
 namespace btfslim {
 namespace {
@@ -207,6 +212,230 @@ constexpr bool field_layout_is_for_each_field() {
 }
 static_assert(field_layout_is_for_each_field(), "kFieldLayout puts a name or type id elsewhere than for_each_field()");
 
+// Each record's size from its kind and vlen, by a test of a bit each rather than a table and a
+// multiply: from one record's header to the next's is a chain of dependent steps that bounds the index
+// pass, and a load and a multiply were most of its length. An unknown kind is told apart only on the
+// way to the error.
+constexpr std::uint32_t kinds_where(bool (*has)(TrailingLayout)) {
+  std::uint32_t mask = 0;
+  for (unsigned k = 1; k <= kMaxKind; ++k)
+    if (has(kTrailing[k])) mask |= 1u << k;
+  return mask;
+}
+constexpr std::uint32_t kKnown = kinds_where([](TrailingLayout) { return true; });
+constexpr std::uint32_t kEntries8 = kinds_where([](TrailingLayout l) { return l.per_entry == 8; });
+constexpr std::uint32_t kEntries12 = kinds_where([](TrailingLayout l) { return l.per_entry == 12; });
+constexpr std::uint32_t kFixed4 = kinds_where([](TrailingLayout l) { return l.fixed == 4; });
+constexpr std::uint32_t kFixed12 = kinds_where([](TrailingLayout l) { return l.fixed == 12; });
+static_assert(kinds_where([](TrailingLayout l) {
+                return (l.per_entry != 0 && l.per_entry != 8 && l.per_entry != 12) || (l.fixed != 0 && l.fixed != 4 && l.fixed != 12);
+              }) == 0, "a record layout the size test below does not know");
+
+[[gnu::always_inline]] inline std::uint64_t trailing_bytes(unsigned kind, unsigned vlen) {
+  std::uint64_t trailing = kEntries12 >> kind & 1 ? std::uint64_t{vlen} * 12 : 0;
+  trailing = kEntries8 >> kind & 1 ? std::uint64_t{vlen} * 8 : trailing;
+  trailing += kFixed4 >> kind & 1 ? 4 : 0;
+  trailing += kFixed12 >> kind & 1 ? 12 : 0;
+  return trailing;
+}
+
+// The error for the record at `off` that has an unknown kind or does not fit, as type [id].
+template <bool Swapped>
+[[noreturn]] void fail_record(const std::string& name, std::span<const std::uint8_t> types, std::uint32_t off, TypeId id) {
+  constexpr ByteOrder order(Swapped);
+  const auto len = static_cast<std::uint32_t>(types.size());
+  if (len - off < kTypeHeaderSize)
+    fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id, off, kTypeHeaderSize,
+         len - off);
+  const std::uint32_t info = order.u32(types.data() + off + 4);
+  const unsigned k = (info >> 24) & 0x1f;
+  const unsigned vlen = info & 0xffff;
+  if (k == 0 || k > kMaxKind) fail(name, "type [{}] has unknown kind {} (known kinds are 1..{})", id, k, kMaxKind);
+  fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id,
+       kind_name(static_cast<Kind>(k)), vlen, kTypeHeaderSize + trailing_bytes(k, vlen), off, len - off);
+}
+
+// The index pass without collecting names, from the record at `off`: indexes records (their offsets
+// to `out`, their largest name offset and type id to the maxima) until one starts at or past `until`,
+// `out` reaches `stop`, fewer bytes than a header are left, or a record has an unknown kind or does
+// not fit. Returns where it stopped, for the caller to tell which.
+template <bool Swapped>
+std::uint32_t scan_records(std::span<const std::uint8_t> types, std::uint32_t off, std::uint32_t until,
+                           std::uint32_t*& out, std::uint32_t* stop, std::uint32_t& max_name, TypeId& max_ref) {
+  constexpr ByteOrder order(Swapped);
+  const auto len = static_cast<std::uint32_t>(types.size());
+  std::uint32_t* o = out;
+  std::uint32_t most_name = max_name;
+  TypeId most_ref = max_ref;
+  while (off < until && len - off >= kTypeHeaderSize && o != stop) {
+    const std::uint8_t* p = types.data() + off;
+    const std::uint32_t info = order.u32(p + 4);
+    const unsigned k = (info >> 24) & 0x1f;
+    const unsigned vlen = info & 0xffff;
+    const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing_bytes(k, vlen);
+    if (end > len || !(kKnown >> k & 1)) break;
+    // The fields for_each_field() visits, by tables instead of its switch: which kind comes next
+    // follows no pattern a branch predictor learns, and a mispredicted jump cost more than the loads.
+    // A field that is neither name nor type is read and masked off.
+    const FieldLayout& l = kFieldLayout[k];
+    most_name = branchless_max(most_name, order.u32(p));
+    most_ref = branchless_max(most_ref, order.u32(p + 8) & l.header_ref);
+    const unsigned count = l.per_vlen ? vlen : l.entries;
+    const std::uint8_t* e = p + kTypeHeaderSize;
+    for (unsigned i = 0; i < count; ++i, e += l.stride) {
+      most_name = branchless_max(most_name, order.u32(e) & l.name);
+      most_ref = branchless_max(most_ref, order.u32(e + l.ref_at) & l.ref);
+    }
+    *o++ = off;
+    off = static_cast<std::uint32_t>(end);
+  }
+  out = o;
+  max_name = most_name;
+  max_ref = most_ref;
+  return off;
+}
+
+// A type section this large is indexed from both ends at once, in chunks: this thread takes them from
+// the front and a second thread from the back, each the next one nobody has taken, until they meet. A
+// kernel's (3 MB) takes 1.1 ms on one thread. Chunks rather than halves, because a new thread starts
+// late on a VM whose other CPU is idle (80 to 600 us here): it then takes fewer chunks, and this thread
+// never waits for more than the one it is reading. Below this size, starting it costs more than it saves.
+constexpr std::uint32_t kSplitFrom = 1u << 20;
+
+// Where a record starts near `at`, for a chunk's start: the first offset from `at` on (in steps of 4,
+// for at most 4 KiB) from which 32 records in a row have a known kind, no bits set in their info word
+// that BTF leaves unused, and fit. Only a guess: a chunk read from it stands when the records before
+// it land on it, and is read again otherwise.
+template <bool Swapped>
+std::optional<std::uint32_t> guess_record_start(std::span<const std::uint8_t> types, std::uint32_t at) {
+  constexpr ByteOrder order(Swapped);
+  constexpr std::uint32_t kUnusedInfoBits = 0x60ff0000u;
+  const auto len = static_cast<std::uint32_t>(types.size());
+  for (std::uint32_t from = at & ~3u; from < at + 4096 && from < len; from += 4) {
+    std::uint32_t off = from;
+    int records = 0;
+    for (; records < 32 && len - off >= kTypeHeaderSize; ++records) {
+      const std::uint32_t info = order.u32(types.data() + off + 4);
+      const unsigned k = (info >> 24) & 0x1f;
+      const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing_bytes(k, info & 0xffff);
+      if ((info & kUnusedInfoBits) || !(kKnown >> k & 1) || end > len) break;
+      off = static_cast<std::uint32_t>(end);
+    }
+    if (records == 32) return from;
+  }
+  return std::nullopt;
+}
+
+// The chunks of a type section indexed from both ends, and what the thread from the back read.
+class BackReader {
+ public:
+  static constexpr unsigned kMaxChunks = 16;
+  struct Chunk {
+    std::uint32_t begin = 0, end = 0;  // [begin, end) of the type section, begin a guessed record start
+    // Read from the back: where its offsets are in `offsets`, how many, and whether its records ended
+    // exactly at `end` (not: a bad record, or a guess that was inside a record).
+    std::uint32_t at = 0, count = 0;
+    bool whole = false;
+    std::uint32_t max_name = 0;
+    TypeId max_ref = 0;
+  };
+
+  // Chunks of about equal size, at guessed record starts; fewer where no guess is found.
+  template <bool Swapped>
+  void plan(std::span<const std::uint8_t> types) {
+    const auto len = static_cast<std::uint32_t>(types.size());
+    chunks_[0].begin = 0;
+    count_ = 1;
+    for (unsigned j = 1; j < kMaxChunks; ++j)
+      if (const auto at = guess_record_start<Swapped>(types, static_cast<std::uint32_t>(std::uint64_t{len} * j / kMaxChunks));
+          at && *at > chunks_[count_ - 1].begin)
+        chunks_[count_++].begin = *at;
+    for (unsigned j = 0; j < count_; ++j) chunks_[j].end = j + 1 < count_ ? chunks_[j + 1].begin : len;
+    claims_.store(count_ << 16);
+  }
+  unsigned count() const { return count_; }
+  const Chunk& chunk(unsigned j) const { return chunks_[j]; }
+  std::span<const std::uint32_t> offsets(const Chunk& c) const { return {offsets_.data() + c.at, c.count}; }
+
+  // Starts the thread, with room for `room` offsets: it takes a chunk only while the chunk's most
+  // records (a record has 12 bytes or more) still fit. False where this process may run on one CPU
+  // only, or no thread could be made: there is then no back.
+  template <bool Swapped>
+  bool start(std::span<const std::uint8_t> types, std::size_t room) {
+    // On another CPU than this one: a new thread is otherwise put on its parent's CPU, where it waits
+    // until this thread blocks or is preempted (milliseconds), not on the idle one (50 us).
+    cpu_set_t cpus;
+    const int here = sched_getcpu();
+    if (here < 0 || sched_getaffinity(0, sizeof cpus, &cpus) != 0 || !CPU_ISSET(here, &cpus)) return false;
+    CPU_CLR(here, &cpus);
+    if (CPU_COUNT(&cpus) == 0) return false;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return false;
+    pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus);
+    offsets_ = ZeroedArray<std::uint32_t>::for_overwrite(room);
+    types_ = types;
+    running_ = pthread_create(&thread_, &attr, &BackReader::run<Swapped>, this) == 0;
+    pthread_attr_destroy(&attr);
+    return running_;
+  }
+  // For this thread: takes chunk j from the front, unless the back has it already.
+  bool claim_front(unsigned j) {
+    std::uint32_t claims = claims_.load(std::memory_order_relaxed);
+    do {
+      if ((claims & 0xffff) != j || j >= claims >> 16) return false;
+    } while (!claims_.compare_exchange_weak(claims, claims + 1, std::memory_order_acq_rel));
+    return true;
+  }
+  // Waits for the thread, after the chunk it is reading; what it read is then readable here.
+  void finish() {
+    if (!running_) return;
+    stop_.store(true, std::memory_order_relaxed);
+    pthread_join(thread_, nullptr);
+    running_ = false;
+  }
+  BackReader() = default;
+  BackReader(const BackReader&) = delete;
+  BackReader& operator=(const BackReader&) = delete;
+  ~BackReader() { finish(); }
+
+ private:
+  // The thread: the chunks from the back, while there is room.
+  template <bool Swapped>
+  static void* run(void* self) {
+    auto& r = *static_cast<BackReader*>(self);
+    std::uint32_t used = 0;
+    while (!r.stop_.load(std::memory_order_relaxed)) {
+      std::uint32_t claims = r.claims_.load(std::memory_order_relaxed);
+      unsigned j;
+      do {
+        const unsigned front = claims & 0xffff, back = claims >> 16;
+        if (front >= back) return nullptr;
+        j = back - 1;
+        if (used + (r.chunks_[j].end - r.chunks_[j].begin) / kTypeHeaderSize + 1 > r.offsets_.size()) return nullptr;
+      } while (!r.claims_.compare_exchange_weak(claims, (j << 16) | (claims & 0xffff), std::memory_order_acq_rel));
+      Chunk& c = r.chunks_[j];
+      std::uint32_t* const first = r.offsets_.data() + used;
+      std::uint32_t* out = first;
+      const std::uint32_t reached = scan_records<Swapped>(r.types_, c.begin, c.end, out,
+                                                          r.offsets_.data() + r.offsets_.size(), c.max_name, c.max_ref);
+      c.at = used;
+      c.count = static_cast<std::uint32_t>(out - first);
+      c.whole = reached == c.end;
+      used += c.count;
+    }
+    return nullptr;
+  }
+
+  std::array<Chunk, kMaxChunks> chunks_{};
+  unsigned count_ = 0;
+  std::atomic<std::uint32_t> claims_{0};  // the next chunk from the front (low half), one past the next from the back
+  std::atomic<bool> stop_{false};
+  std::span<const std::uint8_t> types_;
+  ZeroedArray<std::uint32_t> offsets_;
+  pthread_t thread_{};
+  bool running_ = false;
+};
+
 // Walks the records of a type section, checking that each has a known kind and fits, and appends its
 // offset; returns the largest name offset and type id the records hold. One pass that decodes each
 // record once, with the byte order fixed at compile time: every tool run pays for it. With `names`
@@ -231,60 +460,88 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   offsets = allocate(capacity);
   std::uint32_t* first = offsets.data();
   std::uint32_t* out = first;
-  RecordNames::Writer writer;
-  if constexpr (Collect) writer = names->start(len, string_base, string_len);
-  // Each record's size from its kind and vlen, by a test of a bit each rather than a table and a
-  // multiply: from one record's header to the next's is a chain of dependent steps that bounds this
-  // loop, and a load and a multiply were most of its length. An unknown kind is told apart only on
-  // the way to the error; the id is counted only where an error names it.
-  constexpr auto kinds_where = [](auto&& has) {
-    std::uint32_t mask = 0;
-    for (unsigned k = 1; k <= kMaxKind; ++k)
-      if (has(kTrailing[k])) mask |= 1u << k;
-    return mask;
-  };
-  constexpr std::uint32_t kKnown = kinds_where([](TrailingLayout) { return true; });
-  constexpr std::uint32_t kEntries8 = kinds_where([](TrailingLayout l) { return l.per_entry == 8; });
-  constexpr std::uint32_t kEntries12 = kinds_where([](TrailingLayout l) { return l.per_entry == 12; });
-  constexpr std::uint32_t kFixed4 = kinds_where([](TrailingLayout l) { return l.fixed == 4; });
-  constexpr std::uint32_t kFixed12 = kinds_where([](TrailingLayout l) { return l.fixed == 12; });
-  static_assert(kinds_where([](TrailingLayout l) {
-                  return (l.per_entry != 0 && l.per_entry != 8 && l.per_entry != 12) || (l.fixed != 0 && l.fixed != 4 && l.fixed != 12);
-                }) == 0, "a record layout the size test below does not know");
   auto id_here = [&] { return first_id + static_cast<TypeId>(out - first); };
   // Ids end at 0xffffffff: how many records may have one. One test per record stops at whichever of
   // that and the array's end comes first.
   const std::uint64_t id_room = 0xffffffffu - std::uint64_t{first_id};
   auto stop_at = [&] { return first + std::min<std::uint64_t>(capacity, id_room); };
   std::uint32_t* stop = stop_at();
+  // Room for `more` offsets past `out`, within the ids there are.
+  auto make_room = [&](std::size_t more) {
+    const auto have = static_cast<std::size_t>(out - first);
+    if (have + more > id_room) fail(name, "too many types");
+    if (have + more <= capacity) return;
+    capacity = std::min<std::size_t>(std::max(capacity * 2, have + more), most);
+    auto grown = allocate(capacity);
+    std::memcpy(grown.data(), first, have * sizeof *first);
+    out = grown.data() + have;
+    first = grown.data();
+    offsets = std::move(grown);
+    stop = stop_at();
+  };
   std::uint32_t off = 0;
-  while (len - off >= kTypeHeaderSize) {
-    const std::uint8_t* p = types.data() + off;
-    const std::uint32_t info = order.u32(p + 4);
-    const unsigned k = (info >> 24) & 0x1f;
-    const unsigned vlen = info & 0xffff;
-    std::uint64_t trailing = kEntries12 >> k & 1 ? std::uint64_t{vlen} * 12 : 0;
-    trailing = kEntries8 >> k & 1 ? std::uint64_t{vlen} * 8 : trailing;
-    trailing += kFixed4 >> k & 1 ? 4 : 0;
-    trailing += kFixed12 >> k & 1 ? 12 : 0;
-    const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing;
-    if (end > len || !(kKnown >> k & 1)) {
-      if (k == 0 || k > kMaxKind)
-        fail(name, "type [{}] has unknown kind {} (known kinds are 1..{})", id_here(), k, kMaxKind);
-      fail(name, "truncated: type [{}] {} with vlen {} needs {} bytes at type-section offset {}, {} left", id_here(),
-           kind_name(static_cast<Kind>(k)), vlen, kTypeHeaderSize + trailing, off, len - off);
+  if constexpr (!Collect) {
+    std::optional<BackReader> back;
+    if (len >= kSplitFrom) {
+      back.emplace();
+      back->plan<Swapped>(types);
+      if (back->count() < 2 || !back->start<Swapped>(types, len / 24 + 16 * BackReader::kMaxChunks)) back.reset();
     }
-    if (out == stop) [[unlikely]] {
-      if (static_cast<std::uint64_t>(out - first) == id_room) fail(name, "too many types");
-      capacity = std::min<std::size_t>(capacity * 2, most);
-      auto grown = allocate(capacity);
-      std::memcpy(grown.data(), first, static_cast<std::size_t>(out - first) * sizeof *first);
-      out = grown.data() + (out - first);
-      first = grown.data();
-      offsets = std::move(grown);
-      stop = stop_at();
+    if (back) {
+      // The chunks from the front, read straight into `offsets`, each from where the one before ended:
+      // a chunk that ends past its end (the next one's start was a guess inside a record) stops it all,
+      // and what the back read is dropped. Then the chunks the back read, in order, as long as each ended
+      // where the next begins; the rest, if any, is read here below.
+      unsigned j = 0;
+      bool in_step = true;
+      for (; j < back->count() && back->claim_front(j); ++j) {
+        const std::uint32_t end = back->chunk(j).end;
+        for (;;) {
+          off = scan_records<Swapped>(types, off, end, out, stop, max_name, max_ref);
+          if (off >= end) break;
+          if (out == stop && len - off >= kTypeHeaderSize)
+            make_room(1);
+          else
+            fail_record<Swapped>(name, types, off, id_here());
+        }
+        if (off != end) {
+          in_step = false;
+          break;
+        }
+      }
+      back->finish();
+      for (; in_step && j < back->count() && back->chunk(j).whole; ++j) {
+        const BackReader::Chunk& c = back->chunk(j);
+        const auto read = back->offsets(c);
+        make_room(read.size());
+        std::memcpy(out, read.data(), read.size_bytes());
+        out += read.size();
+        off = c.end;
+        max_name = branchless_max(max_name, c.max_name);
+        max_ref = branchless_max(max_ref, c.max_ref);
+      }
+      back.reset();
     }
-    if constexpr (Collect) {
+    for (;;) {
+      off = scan_records<Swapped>(types, off, len, out, stop, max_name, max_ref);
+      if (off == len) break;
+      if (out == stop && len - off >= kTypeHeaderSize) {
+        make_room(1);
+        continue;
+      }
+      fail_record<Swapped>(name, types, off, id_here());
+    }
+  } else {
+    RecordNames::Writer writer = names->start(len, string_base, string_len);
+    while (len - off >= kTypeHeaderSize) {
+      const std::uint8_t* p = types.data() + off;
+      const std::uint32_t info = order.u32(p + 4);
+      const unsigned k = (info >> 24) & 0x1f;
+      const std::uint64_t trailing = trailing_bytes(k, info & 0xffff);
+      const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing;
+      if (end > len || !(kKnown >> k & 1)) fail_record<Swapped>(name, types, off, id_here());
+      if (out == stop) [[unlikely]]
+        make_room(1);
       writer.record(k, static_cast<std::uint32_t>(kTypeHeaderSize + trailing));
       for_each_field(
           info,
@@ -294,28 +551,13 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
             writer.name(name_off);
           },
           [&](std::uint32_t at, RefRole) { max_ref = branchless_max(max_ref, order.u32(p + at)); });
-    } else {
-      // The fields for_each_field() visits, by tables instead of its switch: which kind comes next
-      // follows no pattern a branch predictor learns, and a mispredicted jump cost more than the loads.
-      // A field that is neither name nor type is read and masked off.
-      const FieldLayout& l = kFieldLayout[k];
-      max_name = branchless_max(max_name, order.u32(p));
-      max_ref = branchless_max(max_ref, order.u32(p + 8) & l.header_ref);
-      const unsigned count = l.per_vlen ? vlen : l.entries;
-      const std::uint8_t* e = p + kTypeHeaderSize;
-      for (unsigned i = 0; i < count; ++i, e += l.stride) {
-        max_name = branchless_max(max_name, order.u32(e) & l.name);
-        max_ref = branchless_max(max_ref, order.u32(e + l.ref_at) & l.ref);
-      }
+      *out++ = off;
+      off = static_cast<std::uint32_t>(end);
     }
-    *out++ = off;
-    off = static_cast<std::uint32_t>(end);
+    if (off != len) fail_record<Swapped>(name, types, off, id_here());
+    names->finish(writer);
   }
-  if (off != len)
-    fail(name, "truncated: type [{}] at type-section offset {} needs {} bytes, {} left", id_here(), off,
-         kTypeHeaderSize, len - off);
   offsets.truncate(static_cast<std::size_t>(out - first));
-  if constexpr (Collect) names->finish(writer);
   return {max_name, max_ref};
 }
 

@@ -23,6 +23,7 @@
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sched.h>
 #include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -485,6 +486,143 @@ TEST_CASE("the index pass: offsets past the first estimate, and the names it col
   CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Int)].string_bytes == 2);
   CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Struct)].string_bytes == 2 + 2.5 + 7);
   CHECK(fp.file.kinds[static_cast<unsigned>(Kind::Typedef)].string_bytes == 2.5);
+}
+
+// Btf::parse indexes a type section of a megabyte or more from both ends, on a second thread
+// (btf.cc): a kernel's, records whose entries look like records themselves where it guesses its chunks'
+// starts, and errors in either half, in either byte order. Each must index as one thread does.
+
+// The offsets libbpf finds for every type of `path` (a raw file or an ELF), from its first type's.
+std::vector<std::uint32_t> libbpf_offsets(struct btf* b) {
+  std::vector<std::uint32_t> offsets;
+  const auto* first = reinterpret_cast<const char*>(btf__type_by_id(b, 1));
+  for (__u32 id = 1; id < btf__type_cnt(b); ++id)
+    offsets.push_back(static_cast<std::uint32_t>(reinterpret_cast<const char*>(btf__type_by_id(b, id)) - first));
+  return offsets;
+}
+
+std::vector<std::uint32_t> our_offsets(const Btf& btf) {
+  return {btf.type_offsets().begin(), btf.type_offsets().end()};
+}
+
+// Runs `fn` with this thread allowed on its current CPU only (where Btf::parse starts no thread).
+template <typename Fn>
+void on_one_cpu(Fn&& fn) {
+  cpu_set_t all, one;
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  try {
+    fn();
+  } catch (...) {
+    sched_setaffinity(0, sizeof all, &all);
+    throw;
+  }
+  REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
+}
+
+// A type section of 1.6 MB: an INT, then two DATASECs of 65,535 entries each, every entry (type 0,
+// offset 0x02000000, size 0) reading as a PTR record where a chunk's start is guessed inside it; a
+// STRUCT between them and 2,000 PTRs at the end. Little- or big-endian.
+std::string lookalike_btf(bool big_endian) {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
+  for (const char* name : {".data.a", ".data.b"}) {
+    REQUIRE(btf__add_datasec(t, name, 0) > 0);
+    for (int i = 0; i < 65535; ++i) REQUIRE(btf__add_datasec_var_info(t, 0, 0x02000000u, 0) == 0);
+    REQUIRE(btf__add_struct(t, "between", 4) > 0);
+    REQUIRE(btf__add_field(t, "x", 1, 0, 0) == 0);
+  }
+  for (int i = 0; i < 2000; ++i) REQUIRE(btf__add_ptr(t, 1) > 0);
+  if (big_endian) REQUIRE(btf__set_endianness(t, BTF_BIG_ENDIAN) == 0);
+  __u32 size = 0;
+  const auto* data = static_cast<const char*>(btf__raw_data(t, &size));
+  return std::string(data, size);
+}
+
+TEST_CASE("the index pass on two threads: a kernel's BTF, as libbpf indexes it, and as on one CPU", "[model]") {
+  std::vector<std::string> kernels;
+  if (const std::string running = running_vmlinux(); !running.empty()) kernels.push_back(running);
+  std::string why_not;
+  if (const auto other = other_kernel(why_not)) kernels.push_back(other->vmlinux);
+  if (kernels.empty()) return skip("no kernel BTF here: " + why_not);
+  for (const std::string& path : kernels) {
+    INFO(path);
+    const auto btf = load_btf_file(path, nullptr);
+    REQUIRE(btf->type_section().size() >= (1u << 20));  // large enough to be split
+    const BtfPtr oracle = parse_btf(path);
+    REQUIRE(oracle);
+    CHECK(our_offsets(*btf) == libbpf_offsets(oracle.get()));
+    std::shared_ptr<const Btf> alone;
+    on_one_cpu([&] { alone = load_btf_file(path, nullptr); });
+    CHECK(our_offsets(*alone) == our_offsets(*btf));
+
+    // Its last record given an unknown kind: the second thread's last chunk fails, and the message is
+    // the one a single thread gives.
+    std::string raw(btf->raw().begin(), btf->raw().end());
+    const std::size_t last = static_cast<std::size_t>(btf->type_section().data() - btf->raw().data()) +
+                             btf->type_offset(btf->end_id() - 1);
+    const std::uint32_t info = btf->type(btf->end_id() - 1).info();
+    for (int i = 0; i < 4; ++i) raw[last + 4 + i] = static_cast<char>(((info & 0x00ffffffu) | 25u << 24) >> (8 * i) & 0xff);
+    const std::string expected = fmt::format("{}: type [{}] has unknown kind 25 (known kinds are 1..19)", kName, btf->end_id() - 1);
+    CHECK(try_parse(raw).error == expected);
+    on_one_cpu([&] { CHECK(try_parse(raw).error == expected); });
+  }
+}
+
+TEST_CASE("the index pass on two threads: entries that look like records, errors in either half", "[model]") {
+  for (const bool big_endian : {false, true}) {
+    INFO((big_endian ? "big-endian" : "little-endian"));
+    const std::string bytes = lookalike_btf(big_endian);
+    const std::uint32_t hdr = 24, type_len = get_u32(bytes, 12);
+    REQUIRE(type_len > (1u << 20));
+    // The whole, several times over: the second thread starts at a different moment each time.
+    std::vector<std::uint32_t> expected;
+    {
+      const std::string le = big_endian ? lookalike_btf(false) : bytes;
+      const TempDir dir;
+      const std::string path = dir.path() + "/lookalike.btf";
+      write_file(path, le);
+      const BtfPtr oracle = parse_btf(path);
+      REQUIRE(oracle);
+      expected = libbpf_offsets(oracle.get());
+    }
+    REQUIRE(expected.size() == 1 + 2 * 2 + 2000);
+    for (int run = 0; run < 5; ++run) {
+      const auto btf = parse(bytes);
+      REQUIRE(our_offsets(*btf) == expected);
+      CHECK(btf->type(2).kind() == Kind::Datasec);
+      CHECK(btf->type(2).vlen() == 65535);
+    }
+    if (big_endian) continue;  // the errors below are read the same in either order
+
+    // An unknown kind early (the first thread's chunks), and late (the second's): the message names the
+    // record as one thread would, and the thread still running when the first half fails is waited for.
+    const std::uint32_t last_ptr = hdr + type_len - 12;  // PTR 2,005, the last type
+    const std::uint32_t early_struct = hdr + 12 + 16 + 65535 * 12;  // the first STRUCT, type 3
+    for (const auto& [at, id] :
+         {std::pair{hdr, 1u}, std::pair{early_struct, 3u}, std::pair{last_ptr - 12 * 999, 1006u}}) {
+      std::string bad = bytes;
+      put_u32(bad, at + 4, 25u << 24);
+      const Outcome o = try_parse(bad);
+      CHECK(o.error == fmt::format("{}: type [{}] has unknown kind 25 (known kinds are 1..19)", kName, id));
+    }
+    // A last record cut short: a PTR's header claimed by a STRUCT with 2 members it has no room for.
+    std::string cut = bytes;
+    put_u32(cut, last_ptr + 4, (4u << 24) | 2u);
+    CHECK(try_parse(cut).error ==
+          fmt::format("{}: truncated: type [2005] STRUCT with vlen 2 needs 36 bytes at type-section offset {}, 12 left",
+                      kName, type_len - 12));
+    // And the datasecs' entries not lookalikes but a 13th byte too many: the section ends mid-record.
+    std::string odd = bytes;
+    put_u32(odd, 12, type_len - 4);  // type_len: the last PTR loses 4 bytes
+    put_u32(odd, 16, get_u32(odd, 16) - 4);  // str_off: the strings move up with it
+    odd.erase(hdr + type_len - 4, 4);
+    CHECK(try_parse(odd).error ==
+          fmt::format("{}: truncated: type [2005] at type-section offset {} needs 12 bytes, 8 left", kName, type_len - 12));
+  }
 }
 
 TEST_CASE("kind names", "[model]") {
