@@ -415,6 +415,21 @@ class RecordNames {
       *marks_++ = mark_;
       mark_ &= static_cast<std::uint8_t>(~kOwnName);
     }
+    // For the index pass's second thread (btf.cc), which writes a chunk of records' names further up
+    // the same arrays: where this writer is in its list, and a chunk's names and counts added in order
+    // (moved down to here; their offsets' bits go to `named` apart).
+    const std::uint32_t* at_end() const { return at_; }
+    void append(std::span<const std::uint32_t> at, const std::uint8_t* marks, const std::uint32_t* records,
+                const std::uint64_t* record_bytes) {
+      std::memmove(at_, at.data(), at.size_bytes());
+      std::memmove(marks_, marks, at.size());
+      at_ += at.size();
+      marks_ += at.size();
+      for (unsigned k = 0; k <= kMaxKind; ++k) {
+        records_[k] += records[k];
+        record_bytes_[k] += record_bytes[k];
+      }
+    }
 
    private:
     friend class RecordNames;
@@ -428,6 +443,21 @@ class RecordNames {
     std::uint8_t mark_ = 0;
   };
 
+  // A writer to arrays of the caller's: `named` has string_len / 64 + 1 words, `records` and
+  // `record_bytes` kMaxKind + 1 entries.
+  static Writer writer_to(std::uint32_t* at, std::uint8_t* marks, std::uint64_t* named, std::uint32_t* records,
+                          std::uint64_t* record_bytes, std::uint32_t string_base, std::uint32_t string_len) {
+    Writer w;
+    w.at_ = at;
+    w.marks_ = marks;
+    w.named_ = named;
+    w.records_ = records;
+    w.record_bytes_ = record_bytes;
+    w.base_ = string_base;
+    w.len_ = string_len;
+    return w;
+  }
+
   Writer start(std::uint32_t type_len, std::uint32_t string_base, std::uint32_t string_len) {
     // A name takes at least 8 bytes of a record: the header's 12 hold one, an entry of 8 or 12 one.
     at = ZeroedArray<std::uint32_t>::for_overwrite(type_len / 8 + 1);
@@ -436,15 +466,8 @@ class RecordNames {
     records = {};
     record_bytes = {};
     complete_ = false;
-    Writer w;
-    w.at_ = at.data();
-    w.marks_ = marks.data();
-    w.named_ = named.data();
-    w.records_ = records.data();
-    w.record_bytes_ = record_bytes.data();
-    w.base_ = string_base;
-    w.len_ = string_len;
-    return w;
+    return writer_to(at.data(), marks.data(), named.data(), records.data(), record_bytes.data(), string_base,
+                     string_len);
   }
   void finish(const Writer& w) {
     const auto n = static_cast<std::size_t>(w.at_ - at.data());

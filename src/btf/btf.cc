@@ -255,36 +255,53 @@ template <bool Swapped>
        kind_name(static_cast<Kind>(k)), vlen, kTypeHeaderSize + trailing_bytes(k, vlen), off, len - off);
 }
 
-// The index pass without collecting names, from the record at `off`: indexes records (their offsets
-// to `out`, their largest name offset and type id to the maxima) until one starts at or past `until`,
-// `out` reaches `stop`, fewer bytes than a header are left, or a record has an unknown kind or does
-// not fit. Returns where it stopped, for the caller to tell which.
-template <bool Swapped>
+// The index pass from the record at `off`: indexes records (their offsets to `out`, their largest
+// name offset and type id to the maxima, and with Collect their names to `names`) until one starts at
+// or past `until`, `out` reaches `stop`, fewer bytes than a header are left, or a record has an unknown
+// kind or does not fit. Returns where it stopped, for the caller to tell which.
+template <bool Swapped, bool Collect>
 std::uint32_t scan_records(std::span<const std::uint8_t> types, std::uint32_t off, std::uint32_t until,
-                           std::uint32_t*& out, std::uint32_t* stop, std::uint32_t& max_name, TypeId& max_ref) {
+                           std::uint32_t*& out, std::uint32_t* stop, std::uint32_t& max_name, TypeId& max_ref,
+                           RecordNames::Writer* names) {
   constexpr ByteOrder order(Swapped);
   const auto len = static_cast<std::uint32_t>(types.size());
+  // In locals, for the reason RecordNames::Writer gives.
   std::uint32_t* o = out;
   std::uint32_t most_name = max_name;
   TypeId most_ref = max_ref;
+  RecordNames::Writer writer;
+  if constexpr (Collect) writer = *names;
   while (off < until && len - off >= kTypeHeaderSize && o != stop) {
     const std::uint8_t* p = types.data() + off;
     const std::uint32_t info = order.u32(p + 4);
     const unsigned k = (info >> 24) & 0x1f;
     const unsigned vlen = info & 0xffff;
-    const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing_bytes(k, vlen);
+    const std::uint64_t trailing = trailing_bytes(k, vlen);
+    const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing;
     if (end > len || !(kKnown >> k & 1)) break;
-    // The fields for_each_field() visits, by tables instead of its switch: which kind comes next
-    // follows no pattern a branch predictor learns, and a mispredicted jump cost more than the loads.
-    // A field that is neither name nor type is read and masked off.
-    const FieldLayout& l = kFieldLayout[k];
-    most_name = branchless_max(most_name, order.u32(p));
-    most_ref = branchless_max(most_ref, order.u32(p + 8) & l.header_ref);
-    const unsigned count = l.per_vlen ? vlen : l.entries;
-    const std::uint8_t* e = p + kTypeHeaderSize;
-    for (unsigned i = 0; i < count; ++i, e += l.stride) {
-      most_name = branchless_max(most_name, order.u32(e) & l.name);
-      most_ref = branchless_max(most_ref, order.u32(e + l.ref_at) & l.ref);
+    if constexpr (Collect) {
+      writer.record(k, static_cast<std::uint32_t>(kTypeHeaderSize + trailing));
+      for_each_field(
+          info,
+          [&](std::uint32_t at, NameRole) {
+            const std::uint32_t name_off = order.u32(p + at);
+            most_name = branchless_max(most_name, name_off);
+            writer.name(name_off);
+          },
+          [&](std::uint32_t at, RefRole) { most_ref = branchless_max(most_ref, order.u32(p + at)); });
+    } else {
+      // The fields for_each_field() visits, by tables instead of its switch: which kind comes next
+      // follows no pattern a branch predictor learns, and a mispredicted jump cost more than the loads.
+      // A field that is neither name nor type is read and masked off.
+      const FieldLayout& l = kFieldLayout[k];
+      most_name = branchless_max(most_name, order.u32(p));
+      most_ref = branchless_max(most_ref, order.u32(p + 8) & l.header_ref);
+      const unsigned count = l.per_vlen ? vlen : l.entries;
+      const std::uint8_t* e = p + kTypeHeaderSize;
+      for (unsigned i = 0; i < count; ++i, e += l.stride) {
+        most_name = branchless_max(most_name, order.u32(e) & l.name);
+        most_ref = branchless_max(most_ref, order.u32(e + l.ref_at) & l.ref);
+      }
     }
     *o++ = off;
     off = static_cast<std::uint32_t>(end);
@@ -292,14 +309,16 @@ std::uint32_t scan_records(std::span<const std::uint8_t> types, std::uint32_t of
   out = o;
   max_name = most_name;
   max_ref = most_ref;
+  if constexpr (Collect) *names = writer;
   return off;
 }
 
 // A type section this large is indexed from both ends at once, in chunks: this thread takes them from
 // the front and a second thread from the back, each the next one nobody has taken, until they meet. A
-// kernel's (3 MB) takes 1.1 ms on one thread. Chunks rather than halves, because a new thread starts
-// late on a VM whose other CPU is idle (80 to 600 us here): it then takes fewer chunks, and this thread
-// never waits for more than the one it is reading. Below this size, starting it costs more than it saves.
+// kernel's (3 MB) takes 1.0 ms on one thread, 0.6 on two. Chunks rather than halves, because the second
+// thread starts some 50 us late here, and later on a busy machine: it then takes fewer chunks, and
+// this thread never waits for more than the one that one is reading. Below this size, starting it
+// costs more than it saves.
 constexpr std::uint32_t kSplitFrom = 1u << 20;
 
 // Where a record starts near `at`, for a chunk's start: the first offset from `at` on (in steps of 4,
@@ -326,22 +345,29 @@ std::optional<std::uint32_t> guess_record_start(std::span<const std::uint8_t> ty
   return std::nullopt;
 }
 
-// The chunks of a type section indexed from both ends, and what the thread from the back read.
+// The chunks of a type section indexed from both ends, and what the thread from the back read. It
+// writes a chunk's offsets, and with Collect its names, into the arrays the whole goes to, as far up
+// as the chunk could start at most: at its start's byte / 12 for offsets (a record takes 12 bytes or
+// more), / 8 for names (a name takes 8 of a record's bytes or more). What comes before stays below,
+// and the chunk is moved down to where it goes when it is taken. Only its names' bits go to a bitmap
+// of its own, since a word of it may hold bits of both threads' names.
+template <bool Swapped, bool Collect>
 class BackReader {
  public:
   static constexpr unsigned kMaxChunks = 16;
   struct Chunk {
     std::uint32_t begin = 0, end = 0;  // [begin, end) of the type section, begin a guessed record start
-    // Read from the back: where its offsets are in `offsets`, how many, and whether its records ended
-    // exactly at `end` (not: a bad record, or a guess that was inside a record).
-    std::uint32_t at = 0, count = 0;
+    // Read from the back: how many offsets and names, and whether its records ended exactly at `end`
+    // (not: a bad record, or a guess that was inside a record).
+    std::uint32_t count = 0, name_count = 0;
     bool whole = false;
     std::uint32_t max_name = 0;
     TypeId max_ref = 0;
+    std::array<std::uint32_t, kMaxKind + 1> records{};  // with Collect, its counts per kind
+    std::array<std::uint64_t, kMaxKind + 1> record_bytes{};
   };
 
   // Chunks of about equal size, at guessed record starts; fewer where no guess is found.
-  template <bool Swapped>
   void plan(std::span<const std::uint8_t> types) {
     const auto len = static_cast<std::uint32_t>(types.size());
     chunks_[0].begin = 0;
@@ -355,13 +381,17 @@ class BackReader {
   }
   unsigned count() const { return count_; }
   const Chunk& chunk(unsigned j) const { return chunks_[j]; }
-  std::span<const std::uint32_t> offsets(const Chunk& c) const { return {offsets_.data() + c.at, c.count}; }
+  std::span<const std::uint32_t> offsets(const Chunk& c) const { return {offsets_ + c.begin / kTypeHeaderSize, c.count}; }
+  std::span<const std::uint32_t> names(const Chunk& c) const { return {at_ + c.begin / 8, c.name_count}; }
+  const std::uint8_t* marks(const Chunk& c) const { return marks_ + c.begin / 8; }
+  // The bits of every name the thread wrote, whatever became of its chunks.
+  const ZeroedArray<std::uint64_t>& named() const { return named_; }
 
-  // Starts the thread, with room for `room` offsets: it takes a chunk only while the chunk's most
-  // records (a record has 12 bytes or more) still fit. False where this process may run on one CPU
-  // only, or no thread could be made: there is then no back.
-  template <bool Swapped>
-  bool start(std::span<const std::uint8_t> types, std::size_t room) {
+  // Starts the thread, writing to `offsets` (room for the section's most records) and, with Collect,
+  // `names` (RecordNames::start's arrays). False where this process may run on one CPU only, or no
+  // thread could be made: there is then no back.
+  bool start(std::span<const std::uint8_t> types, std::uint32_t* offsets, RecordNames* names,
+             std::uint32_t string_base, std::uint32_t string_len) {
     // On another CPU than this one: a new thread is otherwise put on its parent's CPU, where it waits
     // until this thread blocks or is preempted (milliseconds), not on the idle one (50 us).
     cpu_set_t cpus;
@@ -372,9 +402,16 @@ class BackReader {
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return false;
     pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus);
-    offsets_ = ZeroedArray<std::uint32_t>::for_overwrite(room);
     types_ = types;
-    running_ = pthread_create(&thread_, &attr, &BackReader::run<Swapped>, this) == 0;
+    offsets_ = offsets;
+    if constexpr (Collect) {
+      at_ = names->at.data();
+      marks_ = names->marks.data();
+      named_ = ZeroedArray<std::uint64_t>(string_len / 64 + 1);
+      string_base_ = string_base;
+      string_len_ = string_len;
+    }
+    running_ = pthread_create(&thread_, &attr, &BackReader::run, this) == 0;
     pthread_attr_destroy(&attr);
     return running_;
   }
@@ -399,11 +436,9 @@ class BackReader {
   ~BackReader() { finish(); }
 
  private:
-  // The thread: the chunks from the back, while there is room.
-  template <bool Swapped>
+  // The thread: the chunks from the back.
   static void* run(void* self) {
     auto& r = *static_cast<BackReader*>(self);
-    std::uint32_t used = 0;
     while (!r.stop_.load(std::memory_order_relaxed)) {
       std::uint32_t claims = r.claims_.load(std::memory_order_relaxed);
       unsigned j;
@@ -411,17 +446,20 @@ class BackReader {
         const unsigned front = claims & 0xffff, back = claims >> 16;
         if (front >= back) return nullptr;
         j = back - 1;
-        if (used + (r.chunks_[j].end - r.chunks_[j].begin) / kTypeHeaderSize + 1 > r.offsets_.size()) return nullptr;
       } while (!r.claims_.compare_exchange_weak(claims, (j << 16) | (claims & 0xffff), std::memory_order_acq_rel));
       Chunk& c = r.chunks_[j];
-      std::uint32_t* const first = r.offsets_.data() + used;
+      std::uint32_t* const first = r.offsets_ + c.begin / kTypeHeaderSize;
       std::uint32_t* out = first;
-      const std::uint32_t reached = scan_records<Swapped>(r.types_, c.begin, c.end, out,
-                                                          r.offsets_.data() + r.offsets_.size(), c.max_name, c.max_ref);
-      c.at = used;
+      RecordNames::Writer writer;
+      if constexpr (Collect)
+        writer = RecordNames::writer_to(r.at_ + c.begin / 8, r.marks_ + c.begin / 8, r.named_.data(), c.records.data(),
+                                        c.record_bytes.data(), r.string_base_, r.string_len_);
+      // Its most records fit: `stop` is never reached.
+      const std::uint32_t reached = scan_records<Swapped, Collect>(r.types_, c.begin, c.end, out, nullptr, c.max_name,
+                                                                   c.max_ref, &writer);
       c.count = static_cast<std::uint32_t>(out - first);
       c.whole = reached == c.end;
-      used += c.count;
+      if constexpr (Collect) c.name_count = static_cast<std::uint32_t>(writer.at_end() - (r.at_ + c.begin / 8));
     }
     return nullptr;
   }
@@ -431,7 +469,11 @@ class BackReader {
   std::atomic<std::uint32_t> claims_{0};  // the next chunk from the front (low half), one past the next from the back
   std::atomic<bool> stop_{false};
   std::span<const std::uint8_t> types_;
-  ZeroedArray<std::uint32_t> offsets_;
+  std::uint32_t* offsets_ = nullptr;
+  std::uint32_t* at_ = nullptr;
+  std::uint8_t* marks_ = nullptr;
+  ZeroedArray<std::uint64_t> named_;
+  std::uint32_t string_base_ = 0, string_len_ = 0;
   pthread_t thread_{};
   bool running_ = false;
 };
@@ -445,18 +487,28 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
                                                const std::string& name, ZeroedArray<std::uint32_t>& offsets,
                                                RecordNames* names, std::uint32_t string_base,
                                                std::uint32_t string_len) {
-  constexpr ByteOrder order(Swapped);
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
   const auto len = static_cast<std::uint32_t>(types.size());
-  // Written through local pointers, for the reason RecordNames::Writer gives. Sized for records of 24
+  // The offsets, sized for records of 24
   // bytes on average (vmlinux's are 25) and doubled when that is short: the bound a record's 12 bytes
   // give would leave a hole in the memory pool that what comes after cannot use (memory.h). In the
   // pool: half a megabyte for a kernel, in the huge page that measure's analysis, or check's and
   // minimize's relocation results (CoreResults), go on to fill.
   const std::size_t most = len / kTypeHeaderSize + 1;
+  std::optional<BackReader<Swapped, Collect>> back;
+  if (len >= kSplitFrom) {
+    back.emplace();
+    back->plan(types);
+    if (back->count() < 2) back.reset();
+  }
+  // The names' arrays first: split, the offsets' array is sized for the most records there can be (the
+  // back writes to it, and it must not move), and what it gives back at the end is then at the pool's
+  // top, for what comes next to use.
+  RecordNames::Writer writer;
+  if constexpr (Collect) writer = names->start(len, string_base, string_len);
   auto allocate = [](std::size_t n) { return ZeroedArray<std::uint32_t>::for_overwrite(n); };
-  std::size_t capacity = std::min<std::size_t>(len / 24 + 16, most);
+  std::size_t capacity = back ? most : std::min<std::size_t>(len / 24 + 16, most);
   offsets = allocate(capacity);
   std::uint32_t* first = offsets.data();
   std::uint32_t* out = first;
@@ -480,83 +532,64 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
     stop = stop_at();
   };
   std::uint32_t off = 0;
-  if constexpr (!Collect) {
-    std::optional<BackReader> back;
-    if (len >= kSplitFrom) {
-      back.emplace();
-      back->plan<Swapped>(types);
-      if (back->count() < 2 || !back->start<Swapped>(types, len / 24 + 16 * BackReader::kMaxChunks)) back.reset();
-    }
-    if (back) {
-      // The chunks from the front, read straight into `offsets`, each from where the one before ended:
-      // a chunk that ends past its end (the next one's start was a guess inside a record) stops it all,
-      // and what the back read is dropped. Then the chunks the back read, in order, as long as each ended
-      // where the next begins; the rest, if any, is read here below.
-      unsigned j = 0;
-      bool in_step = true;
-      for (; j < back->count() && back->claim_front(j); ++j) {
-        const std::uint32_t end = back->chunk(j).end;
-        for (;;) {
-          off = scan_records<Swapped>(types, off, end, out, stop, max_name, max_ref);
-          if (off >= end) break;
-          if (out == stop && len - off >= kTypeHeaderSize)
-            make_room(1);
-          else
-            fail_record<Swapped>(name, types, off, id_here());
-        }
-        if (off != end) {
-          in_step = false;
-          break;
-        }
+  if (back && !back->start(types, first, names, string_base, string_len)) back.reset();
+  if (back) {
+    // The chunks from the front, read straight into `offsets`, each from where the one before ended:
+    // a chunk that ends past its end (the next one's start was a guess inside a record) stops it all,
+    // and what the back read is dropped. Then the chunks the back read, in order, as long as each ended
+    // where the next begins; the rest, if any, is read here below.
+    unsigned j = 0;
+    bool in_step = true;
+    for (; j < back->count() && back->claim_front(j); ++j) {
+      const std::uint32_t end = back->chunk(j).end;
+      for (;;) {
+        off = scan_records<Swapped, Collect>(types, off, end, out, stop, max_name, max_ref, &writer);
+        if (off >= end) break;
+        if (out == stop && len - off >= kTypeHeaderSize)
+          make_room(1);
+        else
+          fail_record<Swapped>(name, types, off, id_here());
       }
-      back->finish();
-      for (; in_step && j < back->count() && back->chunk(j).whole; ++j) {
-        const BackReader::Chunk& c = back->chunk(j);
-        const auto read = back->offsets(c);
-        make_room(read.size());
-        std::memcpy(out, read.data(), read.size_bytes());
-        out += read.size();
-        off = c.end;
-        max_name = branchless_max(max_name, c.max_name);
-        max_ref = branchless_max(max_ref, c.max_ref);
+      if (off != end) {
+        in_step = false;
+        break;
       }
-      back.reset();
     }
-    for (;;) {
-      off = scan_records<Swapped>(types, off, len, out, stop, max_name, max_ref);
-      if (off == len) break;
-      if (out == stop && len - off >= kTypeHeaderSize) {
-        make_room(1);
-        continue;
+    back->finish();
+    // The names' bits the back set, all at once where every chunk it read is taken; else those of the
+    // chunks taken, name by name.
+    bool all_taken = in_step && j < back->count();
+    for (unsigned k = j; all_taken && k < back->count(); ++k) all_taken = back->chunk(k).whole;
+    for (; in_step && j < back->count() && back->chunk(j).whole; ++j) {
+      const auto& c = back->chunk(j);
+      const auto read = back->offsets(c);
+      make_room(read.size());  // within the ids there are (the array has room)
+      std::memmove(out, read.data(), read.size_bytes());
+      out += read.size();
+      off = c.end;
+      max_name = branchless_max(max_name, c.max_name);
+      max_ref = branchless_max(max_ref, c.max_ref);
+      if constexpr (Collect) {
+        writer.append(back->names(c), back->marks(c), c.records.data(), c.record_bytes.data());
+        if (!all_taken)
+          for (const std::uint32_t i : back->names(c)) names->named[i / 64] |= std::uint64_t{1} << (i % 64);
       }
-      fail_record<Swapped>(name, types, off, id_here());
     }
-  } else {
-    RecordNames::Writer writer = names->start(len, string_base, string_len);
-    while (len - off >= kTypeHeaderSize) {
-      const std::uint8_t* p = types.data() + off;
-      const std::uint32_t info = order.u32(p + 4);
-      const unsigned k = (info >> 24) & 0x1f;
-      const std::uint64_t trailing = trailing_bytes(k, info & 0xffff);
-      const std::uint64_t end = std::uint64_t{off} + kTypeHeaderSize + trailing;
-      if (end > len || !(kKnown >> k & 1)) fail_record<Swapped>(name, types, off, id_here());
-      if (out == stop) [[unlikely]]
-        make_room(1);
-      writer.record(k, static_cast<std::uint32_t>(kTypeHeaderSize + trailing));
-      for_each_field(
-          info,
-          [&](std::uint32_t at, NameRole) {
-            const std::uint32_t name_off = order.u32(p + at);
-            max_name = branchless_max(max_name, name_off);
-            writer.name(name_off);
-          },
-          [&](std::uint32_t at, RefRole) { max_ref = branchless_max(max_ref, order.u32(p + at)); });
-      *out++ = off;
-      off = static_cast<std::uint32_t>(end);
-    }
-    if (off != len) fail_record<Swapped>(name, types, off, id_here());
-    names->finish(writer);
+    if constexpr (Collect)
+      if (all_taken)
+        for (std::size_t w = 0; w < names->named.size(); ++w) names->named[w] |= back->named()[w];
+    back.reset();
   }
+  for (;;) {
+    off = scan_records<Swapped, Collect>(types, off, len, out, stop, max_name, max_ref, &writer);
+    if (off == len) break;
+    if (out == stop && len - off >= kTypeHeaderSize) {
+      make_room(1);
+      continue;
+    }
+    fail_record<Swapped>(name, types, off, id_here());
+  }
+  if constexpr (Collect) names->finish(writer);
   offsets.truncate(static_cast<std::size_t>(out - first));
   return {max_name, max_ref};
 }

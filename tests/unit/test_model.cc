@@ -505,6 +505,31 @@ std::vector<std::uint32_t> our_offsets(const Btf& btf) {
   return {btf.type_offsets().begin(), btf.type_offsets().end()};
 }
 
+// What the index pass makes of `bytes` with the names collected (measure's way): every array, compared
+// whole.
+struct Indexed {
+  std::vector<std::uint32_t> offsets, at;
+  std::vector<std::uint8_t> marks;
+  std::vector<std::uint64_t> named;
+  std::array<std::uint32_t, kMaxKind + 1> records{};
+  std::array<std::uint64_t, kMaxKind + 1> record_bytes{};
+  bool operator==(const Indexed&) const = default;
+};
+Indexed indexed_with_names(std::span<const std::uint8_t> bytes) {
+  RecordNames names;
+  const auto btf = Btf::parse(kName, nullptr, bytes, nullptr, &names);
+  REQUIRE(names.complete());
+  return {our_offsets(*btf),
+          {names.at.begin(), names.at.end()},
+          {names.marks.begin(), names.marks.end()},
+          {names.named.begin(), names.named.end()},
+          names.records,
+          names.record_bytes};
+}
+std::span<const std::uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
 // Runs `fn` with this thread allowed on its current CPU only (where Btf::parse starts no thread).
 template <typename Fn>
 void on_one_cpu(Fn&& fn) {
@@ -542,6 +567,24 @@ std::string lookalike_btf(bool big_endian) {
   return std::string(data, size);
 }
 
+// 80,000 named TYPEDEFs, a DATASEC of 20,000 entries that read as PTR records named at offset 2 (the
+// middle of "int"), and 10,000 more TYPEDEFs: the second thread reads the last chunks and the datasec's
+// as whole, and the one where the datasec starts as running past its end; the first thread reads half
+// of the chunks or so, so that TYPEDEF chunks the second read before that one are taken though not all
+// it read is: their names' bits are set one by one.
+std::string lookalike_late_btf() {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
+  for (int i = 0; i < 80000; ++i) REQUIRE(btf__add_typedef(t, fmt::format("t{}", i).c_str(), 1) > 0);
+  REQUIRE(btf__add_datasec(t, ".data", 0) > 0);
+  for (int i = 0; i < 20000; ++i) REQUIRE(btf__add_datasec_var_info(t, 2, 0x02000000u, 0) == 0);
+  for (int i = 0; i < 10000; ++i) REQUIRE(btf__add_typedef(t, fmt::format("u{}", i).c_str(), 1) > 0);
+  __u32 size = 0;
+  const auto* data = static_cast<const char*>(btf__raw_data(t, &size));
+  return std::string(data, size);
+}
+
 TEST_CASE("the index pass on two threads: a kernel's BTF, as libbpf indexes it, and as on one CPU", "[model]") {
   std::vector<std::string> kernels;
   if (const std::string running = running_vmlinux(); !running.empty()) kernels.push_back(running);
@@ -558,6 +601,13 @@ TEST_CASE("the index pass on two threads: a kernel's BTF, as libbpf indexes it, 
     std::shared_ptr<const Btf> alone;
     on_one_cpu([&] { alone = load_btf_file(path, nullptr); });
     CHECK(our_offsets(*alone) == our_offsets(*btf));
+    // With the names collected, as measure indexes: the same offsets, and the same names as on one CPU.
+    const Indexed both = indexed_with_names(btf->raw());
+    CHECK(both.offsets == our_offsets(*btf));
+    Indexed one;
+    on_one_cpu([&] { one = indexed_with_names(btf->raw()); });
+    CHECK(both == one);
+    CHECK(both.at.size() > btf->own_count());
 
     // Its last record given an unknown kind: the second thread's last chunk fails, and the message is
     // the one a single thread gives.
@@ -590,13 +640,23 @@ TEST_CASE("the index pass on two threads: entries that look like records, errors
       expected = libbpf_offsets(oracle.get());
     }
     REQUIRE(expected.size() == 1 + 2 * 2 + 2000);
+    Indexed one;
+    on_one_cpu([&] { one = indexed_with_names(bytes_of(bytes)); });
+    REQUIRE(one.offsets == expected);
     for (int run = 0; run < 5; ++run) {
       const auto btf = parse(bytes);
       REQUIRE(our_offsets(*btf) == expected);
       CHECK(btf->type(2).kind() == Kind::Datasec);
       CHECK(btf->type(2).vlen() == 65535);
+      CHECK(indexed_with_names(bytes_of(bytes)) == one);
     }
     if (big_endian) continue;  // the errors below are read the same in either order
+
+    const std::string late = lookalike_late_btf();
+    Indexed late_one;
+    on_one_cpu([&] { late_one = indexed_with_names(bytes_of(late)); });
+    REQUIRE(late_one.offsets.size() == 1 + 80000 + 1 + 10000);
+    for (int run = 0; run < 5; ++run) CHECK(indexed_with_names(bytes_of(late)) == late_one);
 
     // An unknown kind early (the first thread's chunks), and late (the second's): the message names the
     // record as one thread would, and the thread still running when the first half fails is waited for.
