@@ -490,11 +490,10 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
   const auto len = static_cast<std::uint32_t>(types.size());
-  // The offsets, sized for records of 24
-  // bytes on average (vmlinux's are 25) and doubled when that is short: the bound a record's 12 bytes
-  // give would leave a hole in the memory pool that what comes after cannot use (memory.h). In the
-  // pool: half a megabyte for a kernel, in the huge page that measure's analysis, or check's and
-  // minimize's relocation results (CoreResults), go on to fill.
+  // The offsets' array is sized for records of 24 bytes on average (vmlinux's are 25) and doubled when
+  // that is short: the bound a record's 12 bytes give would leave a hole in the memory pool that what
+  // comes after cannot use (memory.h). In the pool: half a megabyte for a kernel, in the huge page that
+  // measure's analysis, or check's and minimize's relocation results (CoreResults), go on to fill.
   const std::size_t most = len / kTypeHeaderSize + 1;
   std::optional<BackReader<Swapped, Collect>> back;
   if (len >= kSplitFrom) {
