@@ -47,13 +47,16 @@ enum class Change : std::uint8_t {
   Retyped,      // a member, parameter, typedef/var target or return type of another type
   Resized,      // a bitfield of another width (or a member that became or stopped being a bitfield)
   Revalued,     // an enumerator with another value
+  Renamed,      // a member of another name, at the same place with the same type
 };
-std::string_view change_name(Change c);  // "added", "removed", "moved", "retyped", "resized", "revalued"
+// "added", "removed", "moved", "retyped", "resized", "revalued", "renamed"
+std::string_view change_name(Change c);
 
 struct MemberChange {
   Change change = Change::Added;
   std::string member;  // the member, enumerator or parameter ("#N" for an unnamed parameter), escaped;
                        // "" for the type itself (typedef target, var type, return type)
+  std::string old_member;  // a renamed member's old name, escaped; "" for any other change
   std::string old_type, new_type;  // C type names, escaped ("u32", "struct foo *")
   std::optional<std::uint64_t> old_bit_offset, new_bit_offset;
   std::optional<std::uint32_t> old_bits, new_bits;  // bitfield width; 0: not a bitfield

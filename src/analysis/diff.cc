@@ -724,7 +724,9 @@ bool has_size(Kind k) {
 
 // Comparing the layouts of two types with the same key: what `diff --by type` and `--by member` show.
 // Members are matched by name (unnamed ones as "(anon union)#N", counted per kind), enumerators by name,
-// parameters by position; a member's type is compared by key, so that a renumbered type is no change,
+// parameters by position. A named member only the old side has and one only the new side has, at the
+// same bit offset, of the same bitfield width and type, are one member renamed (paired in member
+// order); a member's type is compared by key, so that a renumbered type is no change,
 // and spelt as C spells it only when it differs.
 class LayoutComparer {
  public:
@@ -765,6 +767,7 @@ class LayoutComparer {
     std::uint32_t bit_offset;
     std::uint32_t bits;
     TypeId type;
+    bool named;
   };
 
   static std::vector<MemberFacts> member_list(const SideRef& s, const TypeView& t) {
@@ -778,7 +781,8 @@ class LayoutComparer {
       else
         name = fmt::format("(anon {})#{}", m.type ? kind_word(s.btf.type(m.type).kind()) : "void",
                            unnamed_ordinal(s.btf, t, i));
-      out.push_back({std::move(name), s.keys.key(m.type), t.member_bit_offset(m), t.member_bitfield_size(m), m.type});
+      out.push_back({std::move(name), s.keys.key(m.type), t.member_bit_offset(m), t.member_bitfield_size(m), m.type,
+                     m.name_off != 0});
     }
     return out;
   }
@@ -802,8 +806,24 @@ class LayoutComparer {
     std::unordered_map<std::string_view, const MemberFacts*> old_by_name, new_by_name;
     for (const MemberFacts& m : before) old_by_name.emplace(m.name, &m);
     for (const MemberFacts& m : after) new_by_name.emplace(m.name, &m);
-    for (const MemberFacts& m : before) {
-      if (new_by_name.count(m.name)) continue;
+    // Renamed: per member only the new side has, the old-only member it pairs with, if any.
+    std::vector<const MemberFacts*> renamed_from(after.size(), nullptr);
+    std::vector<bool> renamed(before.size(), false);
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      const MemberFacts& o = before[i];
+      if (!o.named || new_by_name.count(o.name)) continue;
+      for (std::size_t k = 0; k < after.size() && !renamed[i]; ++k) {
+        const MemberFacts& m = after[k];
+        if (renamed_from[k] || !m.named || old_by_name.count(m.name) || m.bit_offset != o.bit_offset ||
+            m.bits != o.bits || m.node != o.node)
+          continue;
+        renamed_from[k] = &o;
+        renamed[i] = true;
+      }
+    }
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      const MemberFacts& m = before[i];
+      if (renamed[i] || new_by_name.count(m.name)) continue;
       MemberChange c;
       c.change = Change::Removed;
       c.member = m.name;
@@ -812,13 +832,23 @@ class LayoutComparer {
       c.old_bits = m.bits;
       out.push_back(std::move(c));
     }
-    for (const MemberFacts& m : after) {
+    for (std::size_t k = 0; k < after.size(); ++k) {
+      const MemberFacts& m = after[k];
       const auto was = old_by_name.find(m.name);
       MemberChange c;
       c.member = m.name;
       c.new_type = c_(m.node);
       c.new_bit_offset = m.bit_offset;
       c.new_bits = m.bits;
+      if (const MemberFacts* o = renamed_from[k]) {
+        c.change = Change::Renamed;
+        c.old_member = o->name;
+        c.old_type = c.new_type;
+        c.old_bit_offset = o->bit_offset;
+        c.old_bits = o->bits;
+        out.push_back(std::move(c));
+        continue;
+      }
       if (was == old_by_name.end()) {
         c.change = Change::Added;
         out.push_back(std::move(c));
@@ -957,7 +987,7 @@ class LayoutComparer {
     if (l.old_size && l.new_size && *l.old_size != *l.new_size)
       parts.push_back(fmt::format("size {} -> {}", with_commas(*l.old_size), with_commas(*l.new_size)));
     const std::string_view noun = is_composite(ka) ? "member" : is_enum(ka) ? "enumerator" : "parameter";
-    std::size_t counts[6] = {};
+    std::size_t counts[7] = {};
     for (const MemberChange& c : l.changes) {
       if (c.member.empty()) {  // the type itself: a typedef's target, a return type
         parts.push_back(fmt::format("{}{} -> {}", ka == Kind::Func ? "returns " : "", c.old_type, c.new_type));
@@ -966,7 +996,8 @@ class LayoutComparer {
       ++counts[static_cast<unsigned>(c.change)];
     }
     std::string tally;  // "3 members added, 192 moved"
-    for (const Change c : {Change::Added, Change::Removed, Change::Moved, Change::Retyped, Change::Resized, Change::Revalued}) {
+    for (const Change c : {Change::Added, Change::Removed, Change::Renamed, Change::Moved, Change::Retyped, Change::Resized,
+                           Change::Revalued}) {
       const std::size_t n = counts[static_cast<unsigned>(c)];
       if (n == 0) continue;
       tally += tally.empty() ? fmt::format("{} {}{} {}", with_commas(n), noun, n == 1 ? "" : "s", change_name(c))
@@ -1125,6 +1156,7 @@ std::string_view change_name(Change c) {
     case Change::Retyped: return "retyped";
     case Change::Resized: return "resized";
     case Change::Revalued: return "revalued";
+    case Change::Renamed: return "renamed";
   }
   return "changed";
 }

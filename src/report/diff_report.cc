@@ -121,6 +121,8 @@ std::string change_text(const MemberChange& c) {
     case Change::Revalued:
       return fmt::format("~ {}: value {} -> {}", c.member, value_text(c.old_value, c.value_signed),
                          value_text(c.new_value, c.value_signed));
+    case Change::Renamed:
+      return fmt::format("~ {}: renamed from {}", c.member, c.old_member);
   }
   return {};
 }
@@ -190,27 +192,28 @@ std::string opt_delta(const LayoutChange& l) {
 
 void type_csv(const BtfDiff& d, OutputBuffer& out) {
   out.write("name,status,old_kind,new_kind,old_type_id,new_type_id,old_size_bytes,new_size_bytes,delta_bytes,"
-            "added_count,removed_count,moved_count,retyped_count,resized_count,revalued_count,summary\n");
+            "added_count,removed_count,moved_count,retyped_count,resized_count,revalued_count,renamed_count,summary\n");
   for (const LayoutChange& l : d.layout) {
-    std::uint64_t counts[6] = {};
+    std::uint64_t counts[7] = {};
     for (const MemberChange& c : l.changes)
       if (!c.member.empty()) ++counts[static_cast<unsigned>(c.change)];
     const std::string_view status = l.status == LayoutStatus::Changed ? "changed" : l.status == LayoutStatus::Added ? "added" : "removed";
-    out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_quoted(l.name), status, opt_kind(l.old_kind),
+    out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_quoted(l.name), status, opt_kind(l.old_kind),
               opt_kind(l.new_kind), l.old_id ? std::to_string(l.old_id) : "", l.new_id ? std::to_string(l.new_id) : "",
               opt_text(l.old_size), opt_text(l.new_size), opt_delta(l), counts[0], counts[1], counts[2], counts[3],
-              counts[4], counts[5], csv_quoted(l.summary));
+              counts[4], counts[5], counts[6], csv_quoted(l.summary));
   }
 }
 
 void member_csv(const BtfDiff& d, OutputBuffer& out) {
   out.write("type,member,change,old_type,new_type,old_bit_offset,new_bit_offset,old_bitfield_bits,new_bitfield_bits,"
-            "old_value,new_value\n");
+            "old_value,new_value,old_member\n");
   for (const auto& [l, c] : member_rows(d))
-    out.print("{},{},{},{},{},{},{},{},{},{},{}\n", csv_quoted(l->name), csv_quoted(c->member), change_name(c->change),
+    out.print("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_quoted(l->name), csv_quoted(c->member), change_name(c->change),
               csv_quoted(c->old_type), csv_quoted(c->new_type), opt_text(c->old_bit_offset), opt_text(c->new_bit_offset),
               c->old_bits ? std::to_string(*c->old_bits) : "", c->new_bits ? std::to_string(*c->new_bits) : "",
-              value_text(c->old_value, c->value_signed), value_text(c->new_value, c->value_signed));
+              value_text(c->old_value, c->value_signed), value_text(c->new_value, c->value_signed),
+              csv_quoted(c->old_member));
 }
 
 void kind_csv(const std::vector<const DiffRow*>& rows, OutputBuffer& out) {
@@ -303,6 +306,7 @@ void print_json(const BtfDiff& d, const DiffPrintOptions& o, const std::vector<c
       w.begin_object();
       w.field("change", change_name(c.change));
       w.field("member", c.member);
+      text_field(w, "old_member", c.old_member, c.change == Change::Renamed);
       text_field(w, "old_type", c.old_type, !c.old_type.empty());
       text_field(w, "new_type", c.new_type, !c.new_type.empty());
       opt_field(w, "old_bit_offset", c.old_bit_offset);

@@ -174,16 +174,16 @@ TEST_CASE("diff --format csv and json", "[diff]") {
   REQUIRE(types.status == 0);
   CHECK(types.out ==
         "name,status,old_kind,new_kind,old_type_id,new_type_id,old_size_bytes,new_size_bytes,delta_bytes,"
-        "added_count,removed_count,moved_count,retyped_count,resized_count,revalued_count,summary\n"
-        "struct task,changed,STRUCT,STRUCT,2,2,8,12,4,1,0,0,0,0,0,size 8 -> 12; 1 member added\n"
-        "struct fresh,added,,STRUCT,,3,,4,,0,0,0,0,0,0,\n"
-        "struct gone,removed,STRUCT,,3,,4,,,0,0,0,0,0,0,\n");
+        "added_count,removed_count,moved_count,retyped_count,resized_count,revalued_count,renamed_count,summary\n"
+        "struct task,changed,STRUCT,STRUCT,2,2,8,12,4,1,0,0,0,0,0,0,size 8 -> 12; 1 member added\n"
+        "struct fresh,added,,STRUCT,,3,,4,,0,0,0,0,0,0,0,\n"
+        "struct gone,removed,STRUCT,,3,,4,,,0,0,0,0,0,0,0,\n");
   const RunResult members = btfslim({"diff", "-f", "csv", "--by", "member", p.old_path, p.new_path});
   REQUIRE(members.status == 0);
   CHECK(members.out ==
         "type,member,change,old_type,new_type,old_bit_offset,new_bit_offset,old_bitfield_bits,new_bitfield_bits,"
-        "old_value,new_value\n"
-        "struct task,prio,added,,int,,64,,0,,\n");
+        "old_value,new_value,old_member\n"
+        "struct task,prio,added,,int,,64,,0,,,\n");
 
   // JSON: one document for every view.
   const RunResult js = btfslim({"diff", "-f", "json", p.old_path, p.new_path});
@@ -199,7 +199,7 @@ TEST_CASE("diff --format csv and json", "[diff]") {
   REQUIRE(j["layout_changes"].size() == 3);
   CHECK(j["layout_changes"][0] == json::parse(R"({"name":"struct task","status":"changed","old_kind":"STRUCT",
     "new_kind":"STRUCT","old_type_id":2,"new_type_id":2,"old_size_bytes":8,"new_size_bytes":12,"delta_bytes":4,
-    "summary":"size 8 -> 12; 1 member added","changes":[{"change":"added","member":"prio","old_type":null,
+    "summary":"size 8 -> 12; 1 member added","changes":[{"change":"added","member":"prio","old_member":null,"old_type":null,
     "new_type":"int","old_bit_offset":null,"new_bit_offset":64,"old_bitfield_bits":null,"new_bitfield_bits":0,
     "old_value":null,"new_value":null}]})"));
   CHECK(j["layout_changes"][1] == json::parse(R"({"name":"struct fresh","status":"added","old_kind":null,
@@ -558,8 +558,8 @@ TEST_CASE("diff shows every kind of layout change: size, members, bitfields, typ
   CHECK(s["changes"][2]["old_type"] == "struct foo *");
   CHECK(s["changes"][2]["new_type"] == "struct bar *");
   // Every change object has the same keys, whatever the change.
-  const std::set<std::string> keys = {"change", "member", "old_type", "new_type", "old_bit_offset", "new_bit_offset",
-                                      "old_bitfield_bits", "new_bitfield_bits", "old_value", "new_value"};
+  const std::set<std::string> keys = {"change", "member", "old_member", "old_type", "new_type", "old_bit_offset", "new_bit_offset",
+                                      "old_bitfield_bits", "new_bitfield_bits", "old_value", "new_value", "old_member"};
   const std::set<std::string> type_keys = {"name", "status", "old_kind", "new_kind", "old_type_id", "new_type_id",
                                            "old_size_bytes", "new_size_bytes", "delta_bytes", "summary", "changes"};
   for (const json& t : j["layout_changes"]) {
@@ -576,6 +576,83 @@ TEST_CASE("diff shows every kind of layout change: size, members, bitfields, typ
   for (const auto& [k, v] : j.items()) top.insert(k);
   CHECK(top == std::set<std::string>{"old", "new", "compared_count", "changed_count", "added_count", "removed_count",
                                      "layout_changes", "footprint", "kinds", "other", "types"});
+}
+
+// A member under another name at the same place with the same type is renamed; with another type too,
+// or at another place, it is one removed and one added; unnamed members are never paired.
+//   struct r {int flags; u32 pad; long int len; union {int a;}; int spare; int tail:3;}
+//     -> {int state; u64 wide; long int size; union {int a;}; int spare2:4; int end:3;}
+std::string rename_btf(const TempDir& dir, const std::string& name, bool after) {
+  return write_btf(dir, name, [after](struct btf* b) {
+    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    const int u = ok(btf__add_int(b, "unsigned int", 4, 0));
+    const int l = ok(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
+    const int u32 = ok(btf__add_typedef(b, "u32", u));
+    const int u64 = ok(btf__add_typedef(b, "u64", l));
+    const int un = ok(btf__add_union(b, nullptr, 4));
+    ok(btf__add_field(b, "a", i, 0, 0));
+    ok(btf__add_struct(b, "r", 32));
+    ok(btf__add_field(b, after ? "state" : "flags", i, 0, 0));          // renamed
+    ok(btf__add_field(b, after ? "wide" : "pad", after ? u64 : u32, 32, 0));  // another type: removed + added
+    ok(btf__add_field(b, after ? "size" : "len", l, 64, 0));          // renamed
+    ok(btf__add_field(b, nullptr, un, 128, 0));                        // unnamed, unchanged
+    ok(btf__add_field(b, after ? "spare2" : "spare", i, 160, after ? 4 : 0));  // another width: not renamed
+    ok(btf__add_field(b, after ? "end" : "tail", i, 192, 3));          // a bitfield renamed
+  });
+}
+
+TEST_CASE("diff tells a renamed member from one removed and another added", "[diff]") {
+  TempDir dir;
+  const std::string before = rename_btf(dir, "before.btf", false), after = rename_btf(dir, "after.btf", true);
+  const RunResult r = btfslim({"diff", "-v", before, after});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out ==
+        "struct r: 2 members added, 2 removed, 3 renamed\n"
+        "    - pad: u32 at offset 4\n"
+        "    - spare: int at offset 20\n"
+        "    ~ state: renamed from flags\n"
+        "    + wide: u64 at offset 4\n"
+        "    ~ size: renamed from len\n"
+        "    + spare2: int:4 at bit 160\n"
+        "    ~ end: renamed from tail\n"
+        "total: 1 changed, 0 added, 0 removed, of 7 types on both sides\n");
+  // The other way round, the same pairs.
+  const RunResult back = btfslim({"diff", "--by", "member", after, before});
+  REQUIRE(back.status == 0);
+  CHECK_THAT(back.out, Contains("struct r ~ flags: renamed from state\n"));
+  CHECK_THAT(back.out, Contains("struct r ~ tail: renamed from end\n"));
+  CHECK_THAT(back.out, Contains("struct r - wide: u64 at offset 4\n"));
+
+  // JSON: the old name in old_member, null for any other change; the type and place on both sides.
+  const RunResult js = btfslim({"diff", "-f", "json", before, after});
+  REQUIRE(js.status == 0);
+  const json j = json::parse(js.out);
+  REQUIRE(j["layout_changes"].size() == 1);
+  const json& changes = j["layout_changes"][0]["changes"];
+  REQUIRE(changes.size() == 7);
+  CHECK(changes[0]["change"] == "removed");
+  CHECK(changes[0]["old_member"].is_null());
+  CHECK(changes[2]["change"] == "renamed");
+  CHECK(changes[2]["member"] == "state");
+  CHECK(changes[2]["old_member"] == "flags");
+  CHECK(changes[2]["old_type"] == "int");
+  CHECK(changes[2]["new_type"] == "int");
+  CHECK(changes[2]["old_bit_offset"] == 0);
+  CHECK(changes[2]["new_bit_offset"] == 0);
+  CHECK(changes[6]["old_bitfield_bits"] == 3);
+  CHECK(changes[6]["new_bitfield_bits"] == 3);
+
+  // CSV: a count of renamed members by type, the old name by member.
+  const RunResult types = btfslim({"diff", "-f", "csv", before, after});
+  REQUIRE(types.status == 0);
+  CHECK_THAT(types.out, Contains(",renamed_count,summary\n"));
+  CHECK_THAT(types.out, Contains(",2,2,0,0,0,0,3,\"2 members added, 2 removed, 3 renamed\"\n"));
+  const RunResult members = btfslim({"diff", "--by", "member", "-f", "csv", before, after});
+  REQUIRE(members.status == 0);
+  CHECK_THAT(members.out, Contains(",old_value,new_value,old_member\n"));
+  CHECK_THAT(members.out, Contains("struct r,state,renamed,int,int,0,0,0,0,,,flags\n"));
+  CHECK_THAT(members.out, Contains("struct r,wide,added,,u64,,32,,0,,,\n"));
 }
 
 // RFC 4180: fields separated by commas, a quoted field may hold commas, quotes (doubled) and line breaks.
@@ -629,7 +706,7 @@ TEST_CASE("diff's CSV is RFC 4180 in every view: a header, the same number of fi
     std::size_t columns;
     std::size_t records;  // the header included
   };
-  for (const View& v : {View{"type", 16, 5}, View{"member", 11, 14}, View{"kind", 5, 0}}) {
+  for (const View& v : {View{"type", 17, 5}, View{"member", 12, 14}, View{"kind", 5, 0}}) {
     INFO(v.by);
     const RunResult r = btfslim({"diff", "-f", "csv", "--by", v.by, before, after});
     REQUIRE(r.status == 0);
@@ -649,8 +726,8 @@ TEST_CASE("diff's CSV is RFC 4180 in every view: a header, the same number of fi
     if (std::string(v.by) == "member") {
       CHECK(records[0] == std::vector<std::string>{"type", "member", "change", "old_type", "new_type", "old_bit_offset",
                                                    "new_bit_offset", "old_bitfield_bits", "new_bitfield_bits",
-                                                   "old_value", "new_value"});
-      CHECK(records[1] == std::vector<std::string>{"enum e", "C", "removed", "", "", "", "", "", "", "2", ""});
+                                                   "old_value", "new_value", "old_member"});
+      CHECK(records[1] == std::vector<std::string>{"enum e", "C", "removed", "", "", "", "", "", "", "2", "", ""});
     }
   }
 }
