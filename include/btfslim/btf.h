@@ -198,6 +198,10 @@ class Btf {
   static std::shared_ptr<const Btf> parse(std::string name, std::shared_ptr<const void> owner,
                                           std::span<const std::uint8_t> bytes,
                                           std::shared_ptr<const Btf> base = nullptr, RecordNames* names = nullptr);
+  // Whether parse() may index a large type section on a second thread (the default). A command that
+  // hands what it parsed to libbpf's allocating passes turns it off first: once a process has had a
+  // second thread, glibc's malloc takes a lock on every call (btf__dedup of a kernel: 3% slower).
+  static void allow_second_thread(bool allowed);
 
   const std::string& name() const { return name_; }
   const Header& header() const { return header_; }

@@ -313,6 +313,8 @@ std::uint32_t scan_records(std::span<const std::uint8_t> types, std::uint32_t of
   return off;
 }
 
+std::atomic<bool> second_thread_allowed{true};
+
 // A type section this large is indexed from both ends at once, in chunks: this thread takes them from
 // the front and a second thread from the back, each the next one nobody has taken, until they meet. A
 // kernel's (3 MB) takes 1.0 ms on one thread, 0.6 on two. Chunks rather than halves, because the second
@@ -496,7 +498,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   // measure's analysis, or check's and minimize's relocation results (CoreResults), go on to fill.
   const std::size_t most = len / kTypeHeaderSize + 1;
   std::optional<BackReader<Swapped, Collect>> back;
-  if (len >= kSplitFrom) {
+  if (len >= kSplitFrom && second_thread_allowed.load(std::memory_order_relaxed)) {
     back.emplace();
     back->plan(types);
     if (back->count() < 2) back.reset();
@@ -594,6 +596,8 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
 }
 
 }  // namespace
+
+void Btf::allow_second_thread(bool allowed) { second_thread_allowed.store(allowed, std::memory_order_relaxed); }
 
 std::pair<std::uint32_t, TypeId> Btf::index_types(RecordNames* names) {
   const auto strings = static_cast<std::uint32_t>(strings_.size());

@@ -60,6 +60,8 @@ void refuse_overwriting_an_input(const std::string& output, const std::vector<st
 void run_dedup(const DedupArgs& args) {
   if (args.output.empty() && !args.check)
     fail("dedup", "-o OUT is required (or --check, which writes nothing)");
+  // btf__dedup allocates per type: a process that never had a second thread allocates without locks.
+  Btf::allow_second_thread(false);
   const Inputs loaded = load_inputs(args);
   const auto& inputs = loaded.btfs;
   if (!args.output.empty()) refuse_overwriting_an_input(args.output, inputs);
