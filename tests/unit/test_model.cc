@@ -490,7 +490,9 @@ TEST_CASE("the index pass: offsets past the first estimate, and the names it col
 
 // Btf::parse indexes a type section of a megabyte or more from both ends, on a second thread
 // (btf.cc): a kernel's, records whose entries look like records themselves where it guesses its chunks'
-// starts, and errors in either half, in either byte order. Each must index as one thread does.
+// starts, and errors in either half, in either byte order. Each must index as one thread does. How many
+// chunks the second thread takes depends on the machine: on one whose other CPU is busy it may take
+// none, and these cases then check the first thread alone (they fail on a mutated merge when it is idle).
 
 // The offsets libbpf finds for every type of `path` (a raw file or an ELF), from its first type's.
 std::vector<std::uint32_t> libbpf_offsets(struct btf* b) {
