@@ -320,6 +320,7 @@ std::uint32_t scan_records(std::span<const std::uint8_t> types, std::uint32_t of
   return off;
 }
 
+// Btf::allow_second_thread's switch.
 std::atomic<bool> second_thread_allowed{true};
 
 // A type section this large is indexed from both ends at once, in chunks: this thread takes them from
@@ -556,6 +557,17 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
     stop = stop_at();
   };
   std::uint32_t off = 0;
+  // Reads from `off` up to the record that starts at or past `until`, growing the array as it fills.
+  auto read_to = [&](std::uint32_t until) {
+    for (;;) {
+      off = scan_records<Swapped, Collect>(types, off, until, out, stop, max_name, max_ref, &writer);
+      if (off >= until) return;
+      if (out == stop && len - off >= kTypeHeaderSize)
+        make_room(1);
+      else
+        fail_record<Swapped>(name, types, off, id_here());
+    }
+  };
   if (back && !back->start(types, first, names, string_base, string_len)) back.reset();
   if (back) {
     // The chunks from the front, read straight into `offsets`, each from where the one before ended,
@@ -565,14 +577,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
     unsigned j = 0;
     for (; j < back->count() && back->claim_front(j); ++j) {
       const std::uint32_t end = back->chunk(j).end;
-      for (;;) {
-        off = scan_records<Swapped, Collect>(types, off, end, out, stop, max_name, max_ref, &writer);
-        if (off >= end) break;
-        if (out == stop && len - off >= kTypeHeaderSize)
-          make_room(1);
-        else
-          fail_record<Swapped>(name, types, off, id_here());
-      }
+      read_to(end);
       if (off != end) break;
     }
     back->finish();
@@ -603,15 +608,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
         for (std::size_t w = 0; w < names->named.size(); ++w) names->named[w] |= back->named()[w];
     back.reset();
   }
-  for (;;) {
-    off = scan_records<Swapped, Collect>(types, off, len, out, stop, max_name, max_ref, &writer);
-    if (off == len) break;
-    if (out == stop && len - off >= kTypeHeaderSize) {
-      make_room(1);
-      continue;
-    }
-    fail_record<Swapped>(name, types, off, id_here());
-  }
+  read_to(len);
   if constexpr (Collect) names->finish(writer);
   offsets.truncate(static_cast<std::size_t>(out - first));
   return {max_name, max_ref};
