@@ -6,7 +6,7 @@
 // visits what they cut off. BpfCode reads a BPF object's code once (every executable section, its
 // programs and subprograms, the ELF relocations of calls and data); reachability() then explores each
 // program as the verifier does, with the relocated values of one target (src/core/reach.cc says how
-// and what it leaves out).
+// and what it leaves out; bpf_code.cc reads the code, verifier_walk.h walks it).
 #pragma once
 
 #include "btfslim/core.h"
@@ -43,17 +43,24 @@ class BpfCode {
     std::uint32_t entry = 0;  // instruction index in the image
   };
   const std::vector<Program>& programs() const { return programs_; }
+  // The executable sections, in the image's order: where each begins and how many instructions it has.
+  struct Section {
+    std::string_view name;
+    std::uint32_t base = 0, count = 0;
+  };
+  const std::vector<Section>& sections() const { return sections_; }
 
   // What the ELF relocations and symbols say about an instruction.
   enum class Ref : std::uint8_t {
     None,
     StaticCall,  // bpf-to-bpf call the verifier follows: `target`
     GlobalCall,  // call of a global subprogram: verified on its own, `target`
-    ExternCall,  // kfunc: like a helper
+    ExternCall,  // kfunc: like a helper; `target` is its symbol (an index into the symbol table)
     BadCall,     // a call libbpf cannot link: an opaque call here
     FuncAddr,    // ld_imm64 of a subprogram's address (a callback): `target`
     Rodata,      // ld_imm64 of read-only data: section `target`, byte `offset`
-    Data,        // ld_imm64 of any other map, extern or data: an unknown pointer
+    Data,        // ld_imm64 of any other map, extern or data: an unknown pointer; of an extern (a typed
+                 // ksym), `target` is its symbol (an index into the symbol table), else 0
   };
   struct InsnRef {
     Ref ref = Ref::None;
@@ -136,6 +143,7 @@ class BpfCode {
   std::vector<Guard> guards_;
   std::vector<std::uint32_t> join_rank_;  // meeting points before each 64 instructions; their count last
   std::vector<Program> programs_;
+  std::vector<Section> sections_;
   std::vector<std::uint32_t> reloc_insn_;
   std::vector<std::pair<std::uint32_t, std::span<const std::uint8_t>>> rodata_;
   bool big_endian_ = false;
