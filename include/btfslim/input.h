@@ -100,8 +100,6 @@ class ElfFile {
     bool executable = false;   // its section is SHF_EXECINSTR
   };
   std::vector<Symbol> symbols() const;
-  // The offsets into section `name` that relocation records (SHT_REL or SHT_RELA) patch.
-  std::vector<std::uint64_t> relocated_offsets(std::string_view name) const;
   // What a BPF loader reads besides .BTF: every section, the symbol table and the relocations
   // (SHT_REL) that patch code. Names point into the mapped file; contents are bounds-checked spans.
   struct Section {
@@ -129,6 +127,8 @@ class ElfFile {
   };
   // The records of SHT_REL section `index` (nothing for another kind of section).
   std::vector<Relocation> relocations(std::uint32_t index) const;
+  // The records (SHT_REL or SHT_RELA) that patch section `name`: where, and which symbol.
+  std::vector<Relocation> relocations_of(std::string_view name) const;
 
  private:
   // Calls fn(index, symbol, name) for every entry of the symbol table, the null symbol first (a name

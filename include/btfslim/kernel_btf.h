@@ -8,11 +8,13 @@
 #pragma once
 
 #include "btfslim/btf.h"
+#include "btfslim/btf_access.h"
 #include "btfslim/core.h"
 #include "btfslim/input.h"
 #include "btfslim/loader.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -91,6 +93,9 @@ struct KernelKeep {
     StructOps,   // a struct_ops type the kernel registers (bpf_struct_ops_NAME and NAME)
     Reference,   // an object's kernel reference: `a` the object, `b` the reference
     Relocation,  // an object's CO-RE relocation: `a` the object, `b` the relocation
+    Access,      // a load through a pointer the verifier types by BTF: `a` the object, `b` the access
+    Unfollowed,  // a load through one the walk could not place, its struct kept whole: `a` the object,
+                 // `b` the unfollowed access
     Keep,        // --keep: `a` the name
     Family,      // a family: `a` the KernelFamily
     Type,        // a kept type refers to it: `from`
@@ -100,6 +105,51 @@ struct KernelKeep {
   TypeId from = 0;
 };
 
+// An object's loads through pointers the verifier types by the kernel's BTF, as its programs make
+// them on the source (btf_access.h), and what they need of a slim BTF (src/minimize/kernel_access.cc).
+struct KernelAccesses {
+  std::vector<BpfCode::Program> programs;  // the object's, to name where an access is
+  std::vector<BpfCode::Section> sections;
+  std::vector<ProgramContext> contexts;    // per program
+  BtfAccesses found;
+};
+
+// "FUNCTION insn #N", as a relocation's site is named, with " (program PROGRAM)" where the load is in a
+// subprogram: where a program's load is.
+std::string access_site(const BpfObject& object, const KernelAccesses& accesses, std::uint32_t program,
+                        std::uint32_t insn);
+
+// How the verifier types each program's context (per BpfCode::programs()), from the object's kernel
+// references and the ids they resolved to on `kernel` (0: not found).
+std::vector<ProgramContext> program_contexts(const BpfObject& object, const BpfCode& code,
+                                             std::span<const KernelRef> refs,
+                                             std::span<const TypeId> ref_ids, const KernelTypeNames& kernel);
+
+// What an object's accesses need kept of the kernel's BTF.
+struct AccessKeeps {
+  struct MemberKeep {
+    TypeId type = 0;
+    std::uint32_t member = 0;
+    std::uint32_t access = 0;  // into BtfAccesses::accesses
+  };
+  struct WholeKeep {
+    TypeId type = 0;
+    std::uint32_t unfollowed = 0;  // into BtfAccesses::unfollowed
+  };
+  std::vector<MemberKeep> members;
+  std::vector<WholeKeep> whole;
+};
+
+// The members each access's walk takes (and a second member of each union of more than one, which the
+// kernel tells from a single-member one), and the structs unfollowed accesses need whole: for a load
+// whose struct is not known, those of every typed pointer the program was seen with.
+AccessKeeps access_keeps(const Btf& kernel, const BtfAccesses& found, std::span<const ProgramContext> contexts);
+
+// Each access walked on `slim` (the source's ids mapped through `new_id`) as on the source: the first
+// difference, described with the program, instruction, struct and offset, or "".
+std::string verify_accesses(const Btf& source, const Btf& slim, std::span<const TypeId> new_id, const BpfObject& object,
+                            const KernelAccesses& accesses);
+
 struct SlimKernel {
   std::string btf;             // the slim raw BTF, in the image's byte order, unpadded
   std::uint32_t types = 0;     // its types (void not counted)
@@ -107,11 +157,14 @@ struct SlimKernel {
   std::vector<KernelKeep> why;  // by source id
   // The members kept of each kept struct or union (member indexes, ascending); absent: none.
   std::unordered_map<TypeId, std::vector<std::uint32_t>> members;
+  // Why each kept member is kept: the first thing that needed it, by (struct, member index).
+  std::map<std::pair<TypeId, std::uint32_t>, KernelKeep> member_why;
   // Each object's kernel references, and the id each resolved to on the source (0: not found).
   std::vector<std::vector<KernelRef>> refs;
   std::vector<std::vector<TypeId>> ref_ids;
   std::vector<CoreResults> results;  // each object's relocations on the source
   std::vector<AnswerLog> answers;                // the answers they took, for verify_slim
+  std::vector<KernelAccesses> accesses;          // each object's loads through typed pointers
 };
 
 // Decides what the profile needs of the image's BTF and writes it. Throws InputError for a --keep
@@ -120,7 +173,8 @@ SlimKernel slim_kernel(const KernelImage& image, const KernelProfile& profile);
 
 // Reads the slim BTF back and checks it against the source: every .BTF_ids slot names a type of the
 // same kind and name, every CO-RE relocation resolves to the same result, every kernel reference to the
-// same status. The first difference, described, or "".
+// same status, every load through a typed pointer walks the same members to the same end. The first
+// difference, described, or "".
 std::string verify_slim(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim);
 
 // The slim BTF padded to the image's .BTF section: its string section extended with NULs (the kernel

@@ -53,6 +53,7 @@ struct KernelRef {
   std::string unchecked;   // why the file alone cannot decide it ("" when it can)
   std::vector<bool> members_set;  // struct_ops: per member of the local struct, set (non-zero or a program)
   std::vector<bool> members_prog; // struct_ops: per member, a program is assigned to it
+  std::vector<std::string> member_programs;  // struct_ops: per member, the program assigned ("" for none)
 };
 
 // What check is told about attach targets.

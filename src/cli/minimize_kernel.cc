@@ -45,50 +45,62 @@ std::string type_label(const Btf& btf, TypeId id) {
   return fmt::format("[{}] {} '{}'", id, kind_name(t.kind()), esc(name_or_anon(btf, t.name_off())));
 }
 
+// What one reason says, for a root (every reason but Type, which points to the type that refers).
+std::string reason_text(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim,
+                        const KernelKeep& k) {
+  const Btf& btf = *image.btf;
+  switch (k.why) {
+    case KernelKeep::Why::None:
+      return "not kept";
+    case KernelKeep::Why::Type:
+      return fmt::format("referred to by {}", type_label(btf, k.from));
+    case KernelKeep::Why::BtfId:
+      return fmt::format("named by the kernel's .BTF_ids slot {}", esc(image.slots[k.a].symbol));
+    case KernelKeep::Why::Lookup:
+      return fmt::format("looked up by name by the kernel: {}", kernel_lookups()[k.a].reader);
+    case KernelKeep::Why::StructOps:
+      return "a struct_ops type the kernel registers (bpf_struct_ops_NAME and NAME), kept whole";
+    case KernelKeep::Why::Reference: {
+      const KernelRef& ref = slim.refs[k.a][k.b];
+      return fmt::format("{}: {} '{}'{}", esc(profile.objects[k.a]->path()), kernel_ref_kind_name(ref.kind),
+                         esc(ref.name), ref.owner.empty() ? "" : fmt::format(" of '{}'", esc(ref.owner)));
+    }
+    case KernelKeep::Why::Relocation: {
+      const BpfObject& obj = *profile.objects[k.a];
+      return relocation_site(obj, obj.relocations()[k.b]);
+    }
+    case KernelKeep::Why::Access: {
+      const KernelAccesses& a = slim.accesses[k.a];
+      const BtfAccess& acc = a.found.accesses[k.b];
+      return fmt::format("{} {}: a load of {} bytes at offset {} of {}, which the verifier checks against the "
+                         "kernel's layout: it reads {}",
+                         esc(profile.objects[k.a]->path()), access_site(*profile.objects[k.a], a, acc.program, acc.insn), acc.size, acc.off,
+                         type_label(btf, acc.type), describe_path(btf, acc.walk.path));
+    }
+    case KernelKeep::Why::Unfollowed: {
+      const KernelAccesses& a = slim.accesses[k.a];
+      const UnfollowedAccess& u = a.found.unfollowed[k.b];
+      return fmt::format("{} {}: {}: kept whole, as the walk cannot tell which members the verifier checks",
+                         esc(profile.objects[k.a]->path()), access_site(*profile.objects[k.a], a, u.program, u.insn), u.why);
+    }
+    case KernelKeep::Why::Keep:
+      return fmt::format("--keep {}", esc(profile.keep[k.a]));
+    case KernelKeep::Why::Family:
+      return fmt::format("--family {}", family_name(static_cast<KernelFamily>(k.a)));
+  }
+  return "?";
+}
+
 // Why a type is kept, from it to the root that needed it: one line per step.
 std::string why_kept(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim, TypeId id) {
-  const Btf& btf = *image.btf;
   std::string out;
-  auto line = [&](std::string_view text) { fmt::format_to(std::back_inserter(out), "  {}\n", text); };
   for (int step = 0; step < 64; ++step) {
     const KernelKeep& k = slim.why[id];
-    switch (k.why) {
-      case KernelKeep::Why::None:
-        line("not kept");
-        return out;
-      case KernelKeep::Why::Type:
-        line(fmt::format("referred to by {}", type_label(btf, k.from)));
-        id = k.from;
-        continue;
-      case KernelKeep::Why::BtfId:
-        line(fmt::format("named by the kernel's .BTF_ids slot {}", esc(image.slots[k.a].symbol)));
-        return out;
-      case KernelKeep::Why::Lookup:
-        line(fmt::format("looked up by name by the kernel: {}", kernel_lookups()[k.a].reader));
-        return out;
-      case KernelKeep::Why::StructOps:
-        line("a struct_ops type the kernel registers (bpf_struct_ops_NAME and NAME), kept whole");
-        return out;
-      case KernelKeep::Why::Reference: {
-        const KernelRef& ref = slim.refs[k.a][k.b];
-        line(fmt::format("{}: {} '{}'{}", esc(profile.objects[k.a]->path()), kernel_ref_kind_name(ref.kind),
-                         esc(ref.name), ref.owner.empty() ? "" : fmt::format(" of '{}'", esc(ref.owner))));
-        return out;
-      }
-      case KernelKeep::Why::Relocation: {
-        const BpfObject& obj = *profile.objects[k.a];
-        line(relocation_site(obj, obj.relocations()[k.b]));
-        return out;
-      }
-      case KernelKeep::Why::Keep:
-        line(fmt::format("--keep {}", esc(profile.keep[k.a])));
-        return out;
-      case KernelKeep::Why::Family:
-        line(fmt::format("--family {}", family_name(static_cast<KernelFamily>(k.a))));
-        return out;
-    }
+    fmt::format_to(std::back_inserter(out), "  {}\n", reason_text(image, profile, slim, k));
+    if (k.why != KernelKeep::Why::Type) return out;
+    id = k.from;
   }
-  line("...");
+  out += "  ...\n";
   return out;
 }
 
@@ -114,6 +126,16 @@ void explain(const KernelImage& image, const KernelProfile& profile, const SlimK
         for (const std::uint32_t i : m->second) report.print(" {}", esc(name_or_anon(btf, t.member(i).name_off)));
     }
     report.print("\n{}", why_kept(image, profile, slim, id));
+    // Each kept member's own reason: the first thing that needed it.
+    if (const auto m = slim.members.find(id); m != slim.members.end())
+      for (const std::uint32_t i : m->second) {
+        const KernelKeep& k = slim.member_why.at({id, i});
+        const std::string why = k.why == KernelKeep::Why::Type && k.from == id
+                                    ? std::string("its first member, by which the verifier matches a struct that "
+                                                  "begins with another")
+                                    : reason_text(image, profile, slim, k);
+        report.print("  member {}: {}\n", esc(name_or_anon(btf, t.member(i).name_off)), why);
+      }
   }
   if (!found) pattern.fail_unmatched(btf, "--explain");
 }
@@ -240,14 +262,16 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
   const KernelMemory before = kernel_memory(src.raw().size(), source_types, LoadedAs::Vmlinux);
   const KernelMemory relinked = kernel_memory(slim.btf.size(), slim.types, LoadedAs::Vmlinux);
   const KernelMemory in_place = kernel_memory(btf.size(), slim.types, LoadedAs::Vmlinux);
-  std::size_t references = 0, relocations = 0;
+  std::size_t references = 0, relocations = 0, loads = 0;
   for (std::size_t o = 0; o < profile.objects.size(); ++o) {
     references += slim.refs[o].size();
     relocations += profile.objects[o]->relocations().size();
+    loads += slim.accesses[o].found.accesses.size();
   }
-  report.print("{}{}: slim BTF for {} object{} ({} kernel references, {} CO-RE relocations){}\n", esc(image.path()),
-               image.release.empty() ? "" : fmt::format(" (Linux {})", esc(image.release)), profile.objects.size(),
-               profile.objects.size() == 1 ? "" : "s", references, relocations,
+  report.print("{}{}: slim BTF for {} object{} ({} kernel references, {} CO-RE relocations, {} loads through "
+               "BTF-typed pointers){}\n",
+               esc(image.path()), image.release.empty() ? "" : fmt::format(" (Linux {})", esc(image.release)),
+               profile.objects.size(), profile.objects.size() == 1 ? "" : "s", references, relocations, loads,
                args.no_verify ? "" : ", each resolving as on the source");
   report.print("  {:<34} {:>9} {:>11} {:>14}\n", "", "types", ".BTF bytes", "kernel memory");
   auto row = [&](std::string_view what, std::uint32_t types, std::uint64_t bytes, const KernelMemory& m) {
@@ -270,6 +294,11 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
         report.print("  note: {}: {} '{}': the kernel has no {}, slim or not\n", esc(profile.objects[o]->path()),
                      kernel_ref_kind_name(ref.kind), esc(ref.name), esc(ref.lookup));
     }
+  for (std::size_t o = 0; o < profile.objects.size(); ++o)
+    for (const UnfollowedAccess& u : slim.accesses[o].found.unfollowed)
+      report.print("  note: {} {}: {}: {} kept whole (--explain says more)\n", esc(profile.objects[o]->path()),
+                   access_site(*profile.objects[o], slim.accesses[o], u.program, u.insn), u.why,
+                   u.type ? type_label(src, u.type) : std::string("the structs its typed pointers had"));
   report.print("{}: the image, with .BTF replaced in place ({} bytes, padded) and {} .BTF_ids slots remapped, {} sets "
                "sorted again\n",
                image_out == "-" ? "stdout" : escape(image_out), with_commas(btf.size()), image.slots.size(),

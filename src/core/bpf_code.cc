@@ -458,4 +458,86 @@ std::span<const std::uint8_t> BpfCode::rodata(std::uint32_t section) const {
   return {};
 }
 
+namespace verifier {
+
+std::vector<std::uint16_t> live_registers(const BpfCode& code) {
+  const std::span<const BpfInsn> insns = code.insns();
+  const auto n = static_cast<std::uint32_t>(insns.size());
+  constexpr std::uint16_t kArgs = 0x3e, kCallDefs = 0x3f;  // r1-r5; r0-r5
+  std::vector<std::uint16_t> use(n, 0), def(n, 0), live(n, 0);
+  // Where each instruction goes on to: pc + 1 (or + 2 past an ld_imm64), a jump's target, neither after
+  // an exit or a jump always taken.
+  std::vector<std::uint32_t> target(n, kNoInsn);
+  std::vector<bool> falls(n, true);
+  code.in_stretches(0, n, [&](std::uint32_t from, std::uint32_t to) {
+    for (std::uint32_t pc = from; pc < to; ++pc) {
+      const BpfInsn& in = insns[pc];
+      const std::uint8_t cls = in.code & 0x07, op = in.code & 0xf0, mode = in.code & 0xe0;
+      const auto bit = [](unsigned r) { return static_cast<std::uint16_t>(r <= 10 ? 1u << r : 0); };
+      switch (cls) {
+        case kLd:
+          if (in.code == kLdImm64) {  // on past its second half
+            def[pc] = bit(in.dst);
+            falls[pc] = false;
+            if (pc + 2 < n) target[pc] = pc + 2;
+          } else {
+            use[pc] = static_cast<std::uint16_t>(bit(6) | bit(in.src));  // the packet's skb, an index
+            def[pc] = kCallDefs;
+          }
+          break;
+        case kLdx:
+          use[pc] = bit(in.src);
+          def[pc] = bit(in.dst);
+          break;
+        case kSt:
+          use[pc] = bit(in.dst);
+          break;
+        case kStx:
+          use[pc] = static_cast<std::uint16_t>(bit(in.dst) | bit(in.src));
+          if (mode == kModeAtomic) def[pc] = in.imm == 0xf1 ? bit(0) : (in.imm & 0x01) ? bit(in.src) : 0;
+          break;
+        case kAlu:
+        case kAlu64:
+          def[pc] = bit(in.dst);
+          use[pc] = static_cast<std::uint16_t>((op == kMov ? 0 : bit(in.dst)) |
+                                               ((in.code & kSrcX) && op != kEnd && op != kNeg ? bit(in.src) : 0));
+          break;
+        case kJmp:
+        case kJmp32:
+          if (op == kExit) {
+            use[pc] = bit(0);
+            falls[pc] = false;
+          } else if (op == kCallOp) {
+            use[pc] = kArgs | ((in.code & kSrcX) ? bit(in.dst) : 0);
+            def[pc] = kCallDefs;
+          } else {
+            const std::int64_t t = std::int64_t{pc} + (cls == kJmp32 && op == kJa ? in.imm : in.off) + 1;
+            if (t >= 0 && t < n) target[pc] = static_cast<std::uint32_t>(t);
+            if (op == kJa) {
+              falls[pc] = false;
+            } else if (op != kJcond) {
+              use[pc] = static_cast<std::uint16_t>(bit(in.dst) | ((in.code & kSrcX) ? bit(in.src) : 0));
+            }
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  });
+  // Backward passes until nothing changes: a loop's back edge takes a pass more each time it matters.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::uint32_t pc = n; pc-- > 0;) {
+      std::uint16_t out = 0;
+      if (falls[pc] && pc + 1 < n) out |= live[pc + 1];
+      if (target[pc] != kNoInsn) out |= live[target[pc]];
+      const auto in = static_cast<std::uint16_t>(use[pc] | (out & ~def[pc]) | (1u << 10));
+      if (in != live[pc]) live[pc] = in, changed = true;
+    }
+  }
+  return live;
+}
+
+}  // namespace verifier
 }  // namespace btfslim

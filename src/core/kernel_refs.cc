@@ -185,6 +185,7 @@ void add_attach_targets(const std::vector<ElfFile::Symbol>& symbols, const Attac
 void add_struct_ops(const BpfObject& object, std::vector<KernelRef>& out) {
   const Btf& btf = object.btf();
   core::Context cx;
+  std::vector<ElfFile::TableSymbol> symbols;  // read where a struct_ops section has relocations
   for (TypeId id = 1; id < btf.end_id(); ++id) {
     const TypeView sec = btf.type(id);
     if (sec.kind() != Kind::Datasec) continue;
@@ -193,8 +194,11 @@ void add_struct_ops(const BpfObject& object, std::vector<KernelRef>& out) {
         std::end(kStructOpsSections))
       continue;
     const auto data = object.elf().section(sec_name);
-    std::vector<std::uint64_t> relocated = object.elf().relocated_offsets(sec_name);
-    std::sort(relocated.begin(), relocated.end());
+    // Where a program's address is patched in, and which: by offset.
+    std::vector<ElfFile::Relocation> relocated = object.elf().relocations_of(sec_name);
+    std::stable_sort(relocated.begin(), relocated.end(),
+                     [](const ElfFile::Relocation& a, const ElfFile::Relocation& b) { return a.offset < b.offset; });
+    if (!relocated.empty() && symbols.empty()) symbols = object.elf().symbol_table();
     for (unsigned i = 0; i < sec.vlen(); ++i) {
       const VarSecInfo vsi = sec.secinfo(i);
       const TypeView var = btf.type(vsi.type);
@@ -216,7 +220,9 @@ void add_struct_ops(const BpfObject& object, std::vector<KernelRef>& out) {
         const Member member = st.member(m);
         const std::uint64_t begin = vsi.offset + st.member_bit_offset(member) / 8;
         const std::int64_t size = core::resolve_size(cx, btf, member.type);
-        const bool prog = std::binary_search(relocated.begin(), relocated.end(), begin);
+        const auto at = std::lower_bound(relocated.begin(), relocated.end(), begin,
+                                         [](const ElfFile::Relocation& r, std::uint64_t k) { return r.offset < k; });
+        const bool prog = at != relocated.end() && at->offset == begin;
         bool set = prog;
         if (data && size > 0 && begin + static_cast<std::uint64_t>(size) <= data->size())
           set = set || std::any_of(data->begin() + static_cast<std::ptrdiff_t>(begin),
@@ -224,6 +230,7 @@ void add_struct_ops(const BpfObject& object, std::vector<KernelRef>& out) {
                                    [](std::uint8_t b) { return b != 0; });
         ref.members_set.push_back(set);
         ref.members_prog.push_back(prog);
+        ref.member_programs.emplace_back(prog && at->symbol < symbols.size() ? symbols[at->symbol].name : "");
       }
       out.push_back(std::move(ref));
     }

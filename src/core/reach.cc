@@ -59,12 +59,13 @@ class ReachHooks {
       if (leads_[st.frames[f].return_pc]) return true;
     return false;
   }
+  void clean(std::uint32_t, State&) const {}
   void enter(std::uint32_t, Value*) const {}
   Value data(std::uint32_t, const BpfCode::InsnRef&) const { return scalar(); }
   Value helper(std::uint32_t, std::int32_t, const Value*) const { return scalar(); }
   Value kfunc(std::uint32_t, const BpfCode::InsnRef&, const Value*) const { return scalar(); }
   Value load(std::uint32_t, const Value&, std::int64_t, int) const { return scalar(); }
-  void merging(const State&) const {}
+  void merged(const State&, const State&) const {}
   void gave_up() const {}
 
  private:

@@ -52,7 +52,12 @@ inline Value join(const Value& a, const Value& b) {
   if (a == b) return a;
   if (a.kind == Kind::Top || b.kind == Kind::Top) return {Kind::Top};
   if (typed(a) || typed(b)) {
+    // A typed pointer met by a number (NULL, or what a path that never loads through it left there)
+    // stays typed: a load through it is checked where it is typed, and refused where it is a number.
     // One type at two offsets is that type at an offset not followed; anything else, unknown.
+    const auto number = [](const Value& v) { return v.kind == Kind::Scalar || v.kind == Kind::Const; };
+    if (number(b)) return a;
+    if (number(a)) return b;
     const bool btf_a = a.kind == Kind::Btf || a.kind == Kind::BtfVar, btf_b = b.kind == Kind::Btf || b.kind == Kind::BtfVar;
     if (btf_a && btf_b && a.section == b.section) return {Kind::BtfVar, 0, a.section, 0};
     return {Kind::Top};
@@ -135,6 +140,9 @@ inline Slot join_slots(const Slot& x, const Slot& y) {
     j.zero = x.zero & y.zero;
     return j;
   }
+  // A typed pointer spilled on one side and unknown bytes on the other stays spilled (as join() keeps it).
+  if (x.spill == 8 && typed(x.value) && !y.spill) return x;
+  if (y.spill == 8 && typed(y.value) && !x.spill) return y;
   if ((x.spill && (stackish(x.value) || typed(x.value))) || (y.spill && (stackish(y.value) || typed(y.value)))) {
     j.spill = 8;
     j.zero = 0;

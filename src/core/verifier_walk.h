@@ -18,9 +18,11 @@
 // program's control flow can reach counts as reached.
 //
 // What a walk is for is its Hooks': where a path may stop (goes_on: reach.cc's walk stops where no
-// poisoned instruction lies ahead), what the entry's registers hold (enter), what a 64-bit load of
+// poisoned instruction lies ahead), what of a state a meeting point may forget (clean: registers no path
+// reads again, as the verifier forgets them), what the entry's registers hold (enter), what a 64-bit load of
 // data, a helper or a kfunc gives (data, helper, kfunc), what a load through a typed pointer gives
-// (load), and being told when states merge (merging) or the walk gives up following values (gave_up).
+// (load), and being told what a merge of states lost (merged) or that the walk gives up following values
+// (gave_up).
 #pragma once
 
 #include "verifier_state.h"
@@ -33,6 +35,11 @@
 #include <vector>
 
 namespace btfslim::verifier {
+
+// The registers each instruction may read before they are written again, by any path on from it in its
+// function (a bit per register, r0-r10): one backward pass over the code to a fixpoint. A call reads
+// r1-r5 and writes r0-r5; an exit reads r0.
+std::vector<std::uint16_t> live_registers(const BpfCode& code);
 
 inline constexpr std::uint32_t kStatesPerInsn = 16;
 inline constexpr std::uint64_t kExactSteps = 4'000'000;    // then states merge at every meeting point
@@ -378,6 +385,7 @@ void Walk<Hooks>::call_clobbers(State& st, HelperMemory mem) {
 
 template <typename Hooks>
 bool Walk<Hooks>::admit(std::uint32_t pc, State& st) {
+  hooks_.clean(pc, st);
   if (mode_ == Mode::Exact) {
     const std::uint32_t j = code_.join_index(pc);
     std::uint8_t& count = scratch_.states_at[j];
@@ -387,12 +395,13 @@ bool Walk<Hooks>::admit(std::uint32_t pc, State& st) {
       return true;
     }
   }
-  hooks_.merging(st);
   std::vector<State>& list = merged_[mix(pc, hash_chain(st))];
   for (State& m : list) {
     if (!same_chain(m, st)) continue;
     join(m, st, joined_);
     if (joined_ == m) return false;
+    hooks_.merged(m, joined_);
+    hooks_.merged(st, joined_);
     m = joined_;
     st = joined_;
     return true;

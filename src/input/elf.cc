@@ -243,7 +243,7 @@ std::vector<ElfFile::Symbol> ElfFile::symbols() const {
   return out;
 }
 
-std::vector<std::uint64_t> ElfFile::relocated_offsets(std::string_view name) const {
+std::vector<ElfFile::Relocation> ElfFile::relocations_of(std::string_view name) const {
   // The index of the section, then the relocation sections that apply to it (sh_info).
   std::size_t target = 0;
   Elf_Scn* scn = nullptr;
@@ -256,7 +256,7 @@ std::vector<std::uint64_t> ElfFile::relocated_offsets(std::string_view name) con
       break;
     }
   }
-  std::vector<std::uint64_t> out;
+  std::vector<Relocation> out;
   if (target == 0) return out;
   scn = nullptr;
   while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
@@ -270,12 +270,14 @@ std::vector<std::uint64_t> ElfFile::relocated_offsets(std::string_view name) con
       if (shdr.sh_type == SHT_REL) {
         GElf_Rel rel;
         if (!gelf_getrel(data, static_cast<int>(i), &rel)) fail(path(), "invalid relocation {}: {}", i, elf_errmsg(-1));
-        out.push_back(rel.r_offset);
+        out.push_back({rel.r_offset, static_cast<std::uint32_t>(GELF_R_SYM(rel.r_info)),
+                       static_cast<std::uint32_t>(GELF_R_TYPE(rel.r_info))});
       } else {
         GElf_Rela rela;
         if (!gelf_getrela(data, static_cast<int>(i), &rela))
           fail(path(), "invalid relocation {}: {}", i, elf_errmsg(-1));
-        out.push_back(rela.r_offset);
+        out.push_back({rela.r_offset, static_cast<std::uint32_t>(GELF_R_SYM(rela.r_info)),
+                       static_cast<std::uint32_t>(GELF_R_TYPE(rela.r_info))});
       }
     }
   }

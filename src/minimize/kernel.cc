@@ -6,14 +6,15 @@
 //   lists, the types helpers take and return), which it reads by id;
 // - the types the kernel looks up by name (kernel_lookups()), and every struct_ops type it registers;
 // - for each object of the profile, what the loader and the verifier resolve against the kernel's BTF:
-//   attach targets, kfuncs, typed ksyms, struct_ops types (loader.h), and the types and members its CO-RE
-//   relocations resolve against (marked as `minimize` marks them);
+//   attach targets, kfuncs, typed ksyms, struct_ops types (loader.h), the types and members its CO-RE
+//   relocations resolve against (marked as `minimize` marks them), and every member the kernel's walk
+//   takes for a load through a pointer the verifier types by BTF (kernel_access.cc, btf_access.h);
 // - --keep's types whole, and the families asked for (every tracepoint, every iterator).
 // The rule: a kept type keeps every type it refers to, except the members of structs and unions, which
 // are kept one by one, where a root needs them. So a function keeps its prototype, its parameters'
 // types, and the structs they point to, as shells (name and size, no members): enough for the verifier
 // to type a pointer argument and distill the function's model, where a program reading a member also
-// has a CO-RE relocation for it that keeps that member. A struct also keeps its first member, which the
+// has a load the verifier checks that keeps that member. A struct also keeps its first member, which the
 // verifier follows to match a pointer to a struct that begins with another (btf_struct_ids_match). Types
 // the kernel reads member by member (bpf_ctx_convert, struct_ops types) are kept whole.
 //
@@ -22,9 +23,9 @@
 // each kept type has one new id (the .BTF_ids slots are remapped through that) and every name
 // resolve_btfids would look up is still there to find.
 //
-// Deliberately not done: types a program reaches without a CO-RE relocation (a direct read through a
-// struct it declared without preserve_access_index) are not seen, so their members are not kept; the
-// members such a program reads must be named with --keep.
+// Loads the walk cannot place (a typed pointer moved by a value it does not know, states merged past its
+// budget) keep their struct whole, and say so in the report; typed pointers it does not follow at all are
+// listed in src/core/btf_access.cc (callbacks' arguments, global subprograms' __arg_trusted, kptrs).
 #include "btfslim/error.h"
 #include "btfslim/kernel_btf.h"
 #include "btfslim/minimize.h"
@@ -89,6 +90,7 @@ class KernelMarker {
     auto& list = out_.members[id];
     if (std::find(list.begin(), list.end(), index) != list.end()) return;
     list.push_back(index);
+    out_.member_why.emplace(std::pair(id, index), why);
     keep(src_.type(id).member(index).type, from(id));
   }
 
@@ -278,6 +280,22 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
     if (!is_composite(src.type(id).kind())) continue;  // enums are kept whole
     for (const auto& [index, why] : members) mark.member(id, index, reason(why));
   }
+
+  // The loads through pointers the verifier types by BTF: every member the kernel's walk takes.
+  const KernelTypeNames kernel_names(src);
+  for (std::size_t o = 0; o < profile.objects.size(); ++o) {
+    const BpfObject& obj = *profile.objects[o];
+    const BpfCode code(obj);
+    KernelAccesses& acc = out.accesses.emplace_back();
+    acc.programs = code.programs();
+    acc.sections = code.sections();
+    acc.contexts = program_contexts(obj, code, out.refs[o], out.ref_ids[o], kernel_names);
+    acc.found = btf_accesses(obj, code, out.results[o], kernel_names, acc.contexts);
+    const AccessKeeps keeps = access_keeps(src, acc.found, acc.contexts);
+    const auto object = static_cast<std::uint32_t>(o);
+    for (const AccessKeeps::MemberKeep& m : keeps.members) mark.member(m.type, m.member, {Why::Access, object, m.access});
+    for (const AccessKeeps::WholeKeep& w : keeps.whole) mark.whole(w.type, {Why::Unfollowed, object, w.unfollowed});
+  }
   mark.close();
 }
 
@@ -383,6 +401,10 @@ std::string verify_slim(const KernelImage& image, const KernelProfile& profile, 
                            ref_status_name(a[r].status), ref_status_name(b[r].status), b[r].reason.empty() ? "" : ": ",
                            b[r].reason);
   }
+  for (std::size_t o = 0; o < profile.objects.size(); ++o)
+    if (std::string diff = verify_accesses(src, *out, slim.new_id, *profile.objects[o], slim.accesses[o]);
+        !diff.empty())
+      return diff;
   return "";
 }
 

@@ -184,6 +184,79 @@ TEST_CASE("minimize --kernel patches only .BTF and .BTF_ids, and every slot name
   CHECK(read_file(again) == patched);
 }
 
+// The boot test's programs that read through a BTF-typed pointer what no CO-RE relocation names (a struct
+// sockaddr read as sockaddr_in; a struct declared without preserve_access_index), compiled for the other
+// kernel on the vmlinux.h btfslim writes from it.
+std::vector<std::string> cast_programs(const std::string& kernel, const TempDir& dir) {
+  const RunResult header = btfslim({"dump", "--format", "c", kernel});
+  REQUIRE(header.status == 0);
+  write_file(dir.file("vmlinux.h"), header.out);
+  const RunResult multiarch = run({"cc", "-print-multiarch"});
+  REQUIRE(multiarch.status == 0);
+  std::vector<std::string> out;
+  for (const std::string name : {"cast_sockaddr", "cast_local"}) {
+    out.push_back(dir.file(name + ".bpf.o"));
+    const RunResult cc = run({"clang-19", "-target", "bpf", "-g", "-O2", "-D__TARGET_ARCH_x86", "-I" + dir.path(),
+                              "-I/usr/include/" + multiarch.out.substr(0, multiarch.out.find('\n')), "-c",
+                              source_data_dir() + "/boot/progs/" + name + ".bpf.c", "-o", out.back()});
+    INFO(cc.err);
+    REQUIRE(cc.status == 0);
+  }
+  return out;
+}
+
+// bpftool's members of the first struct of `name` in `file`: "name@bits_offset" each.
+std::vector<std::string> members_of(const std::string& file, const std::string& name) {
+  const RunResult r = run({"bpftool", "btf", "dump", "file", file});
+  REQUIRE(r.status == 0);
+  std::istringstream in(r.out);
+  std::string line;
+  std::vector<std::string> out;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '[') {
+      if (inside) break;
+      inside = line.find("] STRUCT '" + name + "' ") != std::string::npos;
+      continue;
+    }
+    if (!inside) continue;
+    const auto q1 = line.find('\''), q2 = line.find('\'', q1 + 1), bits = line.find("bits_offset=");
+    if (q1 == std::string::npos || bits == std::string::npos) continue;
+    out.push_back(line.substr(q1 + 1, q2 - q1 - 1) + "@" + line.substr(bits + 12, line.find(' ', bits) - bits - 12));
+  }
+  return out;
+}
+
+TEST_CASE("minimize --kernel keeps the members the verifier checks a program's loads through BTF pointers against",
+          "[minimize-kernel]") {
+  std::string why;
+  const std::string kernel = other_kernel_with_symbols(why);
+  if (kernel.empty()) return skip(why);
+  if (!have("clang-19") || !have("bpftool")) return skip("no clang-19 or bpftool");
+  TempDir dir;
+  const std::vector<std::string> objects = cast_programs(kernel, dir);
+  const std::string btf_out = dir.file("slim.btf");
+  const RunResult r = btfslim(with({"minimize", "--kernel", kernel, "-o", dir.file("vmlinux.slim"), "--btf-out", btf_out,
+                                    "--explain", "struct sockaddr", "--explain", "struct filename"},
+                                   objects));
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Contains("loads through BTF-typed pointers), each resolving as on the source"));
+  // sockaddr_in's sin_addr is 4 bytes at offset 4 of the struct sockaddr the LSM hook hands the program:
+  // the member that covers them there (sa_data, or the union around it) is kept, and --explain says why.
+  const std::vector<std::string> sockaddr = members_of(btf_out, "sockaddr");
+  INFO("sockaddr: " << sockaddr.size() << " members");
+  REQUIRE(sockaddr.size() == 2);
+  CHECK(sockaddr[1].ends_with("@16"));
+  CHECK_THAT(r.out, Contains("cast_sockaddr.bpf.o restrict_connect insn #"));
+  CHECK_THAT(r.out, Contains(": a load of 4 bytes at offset 4 of ["));
+  CHECK_THAT(r.out, Contains("STRUCT 'sockaddr', which the verifier checks against the kernel's layout: it reads "));
+  // The program's own struct names nothing: filename's uptr (8 bytes at offset 8) is kept for the load.
+  const std::vector<std::string> filename = members_of(btf_out, "filename");
+  CHECK(std::find(filename.begin(), filename.end(), "uptr@64") != filename.end());
+  CHECK_THAT(r.out, Contains("member uptr: " + dir.file("cast_local.bpf.o") + " on_unlinkat_local insn #"));
+}
+
 TEST_CASE("minimize --kernel explains what it keeps, and keeps families when asked", "[minimize-kernel]") {
   std::string why;
   const std::string kernel = other_kernel_with_symbols(why);
