@@ -49,6 +49,12 @@ struct StructAccess {
 // as Linux 6.12 walks it (older kernels allow less past a union: see the file's comment).
 StructAccess walk_struct(const Btf& btf, TypeId type, std::int64_t off, std::uint32_t size);
 
+// Past typedefs, qualifiers and type tags, as the kernel's btf_type_skip_modifiers (at most 32 deep, so
+// that a loop in bad input ends).
+TypeId skip_modifiers(const Btf& btf, TypeId id);
+// The struct or union a pointer type points to (both past modifiers), or 0 for anything else.
+TypeId pointee_struct(const Btf& btf, TypeId id);
+
 // "sa_data[2]", "__sk_common.skc_family" (escaped): a path for people.
 std::string describe_path(const Btf& btf, std::span<const StructStep> path);
 

@@ -88,26 +88,7 @@ namespace {
 using namespace btfslim::verifier;
 using VKind = verifier::Kind;
 
-constexpr int kMaxSkip = 32;
-
-bool is_modifier(btfslim::Kind k) {
-  using K = btfslim::Kind;
-  return k == K::Typedef || k == K::Volatile || k == K::Const || k == K::Restrict || k == K::TypeTag;
-}
 bool is_composite(btfslim::Kind k) { return k == btfslim::Kind::Struct || k == btfslim::Kind::Union; }
-
-TypeId skip_modifiers(const Btf& btf, TypeId id) {
-  for (int i = 0; i < kMaxSkip && id != 0 && is_modifier(btf.type(id).kind()); ++i) id = btf.type(id).ref();
-  return id;
-}
-
-// The struct or union a pointer of type `id` points to, past modifiers: 0 for anything else.
-TypeId pointee_struct(const Btf& btf, TypeId id) {
-  id = skip_modifiers(btf, id);
-  if (id == 0 || btf.type(id).kind() != btfslim::Kind::Ptr) return 0;
-  const TypeId to = skip_modifiers(btf, btf.type(id).ref());
-  return to != 0 && is_composite(btf.type(to).kind()) ? to : 0;
-}
 
 Value btf_pointer(TypeId type) { return type ? Value{VKind::Btf, 0, type, 0} : scalar(); }
 

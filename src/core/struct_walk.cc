@@ -38,12 +38,6 @@ bool is_composite(Kind k) { return k == Kind::Struct || k == Kind::Union; }
 
 Kind kind_of(const Btf& btf, TypeId id) { return id == 0 ? Kind::Unknown : btf.type(id).kind(); }
 
-// btf_type_skip_modifiers: past typedefs, qualifiers and type tags.
-TypeId skip_modifiers(const Btf& btf, TypeId id) {
-  for (int i = 0; i < kMaxResolveDepth && id != 0 && is_modifier(btf.type(id).kind()); ++i) id = btf.type(id).ref();
-  return id;
-}
-
 // __btf_resolve_size: a member's type past modifiers and arrays, with its size.
 struct Resolved {
   bool ok = false;
@@ -112,6 +106,18 @@ std::string type_name(const Btf& btf, TypeId id) {
 }
 
 }  // namespace
+
+TypeId skip_modifiers(const Btf& btf, TypeId id) {
+  for (int i = 0; i < kMaxResolveDepth && id != 0 && is_modifier(btf.type(id).kind()); ++i) id = btf.type(id).ref();
+  return id;
+}
+
+TypeId pointee_struct(const Btf& btf, TypeId id) {
+  id = skip_modifiers(btf, id);
+  if (kind_of(btf, id) != Kind::Ptr) return 0;
+  const TypeId to = skip_modifiers(btf, btf.type(id).ref());
+  return is_composite(kind_of(btf, to)) ? to : 0;
+}
 
 StructAccess walk_struct(const Btf& btf, TypeId type, std::int64_t off, std::uint32_t size) {
   using Result = StructAccess::Result;

@@ -24,16 +24,6 @@
 namespace btfslim {
 namespace {
 
-bool is_modifier(Kind k) {
-  return k == Kind::Typedef || k == Kind::Volatile || k == Kind::Const || k == Kind::Restrict || k == Kind::TypeTag;
-}
-bool is_composite(Kind k) { return k == Kind::Struct || k == Kind::Union; }
-
-TypeId skip_modifiers(const Btf& btf, TypeId id) {
-  for (int i = 0; i < 32 && id != 0 && is_modifier(btf.type(id).kind()); ++i) id = btf.type(id).ref();
-  return id;
-}
-
 // The FUNC_PROTO a pointer-to-function type (past modifiers) points to, or 0.
 TypeId function_pointer(const Btf& btf, TypeId id) {
   id = skip_modifiers(btf, id);
@@ -140,12 +130,8 @@ AccessKeeps access_keeps(const Btf& kernel, const BtfAccesses& found, std::span<
     const ProgramContext& ctx = contexts[un.program];
     if (ctx.kind == ProgramContext::Kind::Args) {
       const TypeView proto = kernel.type(ctx.proto);
-      for (unsigned i = ctx.skip; i < proto.vlen(); ++i) {
-        TypeId t = skip_modifiers(kernel, proto.param(i).type);
-        if (t == 0 || kernel.type(t).kind() != Kind::Ptr) continue;
-        t = skip_modifiers(kernel, kernel.type(t).ref());
-        if (t != 0 && is_composite(kernel.type(t).kind())) types.insert(t);
-      }
+      for (unsigned i = ctx.skip; i < proto.vlen(); ++i)
+        if (const TypeId t = pointee_struct(kernel, proto.param(i).type)) types.insert(t);
     }
     for (const TypeId t : types) out.whole.push_back({t, index});
   }
