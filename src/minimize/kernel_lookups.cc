@@ -27,7 +27,7 @@
 //   with --family tracepoints.
 // - __safe_ types. The verifier decides whether a pointer loaded from a trusted one is trusted by looking
 //   up T__safe_trusted, T__safe_rcu, T__safe_rcu_or_null or T__safe_trusted_or_null and reading the names
-//   and types of its members (btf_nested_type_is_trusted, 6.4+). A kernel has only the ones it reads:
+//   and types of its members (btf_nested_type_is_trusted, 6.3+). A kernel has only the ones it reads:
 //   every one is kept whole.
 // - kptr structs. A map value's `struct T __kptr *` is looked up by T's name in the kernel's BTF
 //   (btf_parse_kptr, 5.19+): each struct an object's BTF points to through a kptr type tag is kept whole
@@ -223,7 +223,7 @@ void safe_types(const KernelImage& image, Found& found) {
       if (name.ends_with(suffix) && name.size() > suffix.size())
         found.add(FoundLookup::Source::SafeType, name, Kind::Struct, true,
                   fmt::format("read by the verifier to decide whether a pointer loaded from a struct {} is trusted "
-                              "(btf_nested_type_is_trusted, kernel/bpf/btf.c: 6.4+)",
+                              "(btf_nested_type_is_trusted, kernel/bpf/btf.c: 6.3+)",
                               esc(name.substr(0, name.size() - suffix.size()))));
   }
 }
