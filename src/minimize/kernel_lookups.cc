@@ -21,7 +21,8 @@
 //   STRUCT__MEMBER where the BTF has one (where both rules apply they are the same function).
 // - Tracepoint templates. Since 6.12 (and 6.11.11), a tp_btf program's target is typed by the FUNC of the
 //   tracepoint's template, __bpf_trace_TEMPLATE, whose argument names carry __nullable; without it the
-//   verifier falls back to the btf_trace_ typedef's prototype and says so in its log. The template is the
+//   verifier falls back to the btf_trace_ typedef's prototype, whose arguments have no names (it says so
+//   in the log of a program that fails; a program that loads gets its log reset). The template is the
 //   function the tracepoint's bpf_raw_event_map entry points to (the `__bpf_raw_tp_map` section, between
 //   __start__bpf_raw_tp and __stop__bpf_raw_tp): found for each tracepoint the profile attaches to, or all
 //   with --family tracepoints.
