@@ -284,8 +284,8 @@ std::span<const KernelLookup> kernel_lookups() {
       {"hid_device", Kind::Struct, false,
        "hid_bpf_ops_btf_struct_access (drivers/hid/bpf/hid_bpf_struct_ops.c): the fields a program may write",
        {6, 11, 0}, {}, "bpf_hid_bpf_ops"},
-      {"task_struct", Kind::Struct, false, "bpf_scx_init (kernel/sched/ext.c): sched_ext", {6, 12, 0}, {},
-       "bpf_sched_ext_ops"},
+      {"task_struct", Kind::Struct, false, "bpf_scx_init (kernel/sched/ext.c): sched_ext (a .BTF_ids slot from 6.13)",
+       {6, 12, 0}, {6, 13, 0}, "bpf_sched_ext_ops"},
   };
   return kLookups;
 }
@@ -303,7 +303,9 @@ std::string lookup_releases(const KernelLookup& lookup) {
   if (lookup.until.minor == 0 || lookup.until.patch != 0)
     return fmt::format("{} to before {}", version_text(lookup.since), version_text(lookup.until));
   // The last release that does it: the one before `until`.
-  return fmt::format("{} to {}", version_text(lookup.since), version_text({lookup.until.major, lookup.until.minor - 1, 0}));
+  const KernelVersion last{lookup.until.major, lookup.until.minor - 1, 0};
+  if (last.major == lookup.since.major && last.minor == lookup.since.minor) return version_text(lookup.since);
+  return fmt::format("{} to {}", version_text(lookup.since), version_text(last));
 }
 
 std::vector<FoundLookup> found_lookups(const KernelImage& image, const KernelProfile& profile,

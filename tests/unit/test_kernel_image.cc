@@ -173,6 +173,7 @@ TEST_CASE("kernel lookups: each applies to the releases that do it, where its su
   CHECK(!applies("task_struct", "6.11.0", {scx}));
   CHECK(applies("task_struct", "6.12.0", {scx}));
   CHECK(!applies("task_struct", "6.12.118"));  // Debian's cloud kernel: no sched_ext
+  CHECK(!applies("task_struct", "6.13.0", {scx}));  // a .BTF_ids slot since
 
   // An image that does not say its release: every lookup its symbols allow.
   CHECK(applies("module", "", {}));
@@ -195,7 +196,8 @@ TEST_CASE("kernel lookups: every entry names who looks and which releases", "[ke
   };
   CHECK(releases("module") == "5.6 to 6.8");
   CHECK(releases("tcp_congestion_ops") == "6.9 to 6.15");
-  CHECK(releases("task_struct") == "6.12+");
+  CHECK(releases("task_struct") == "6.12");
+  CHECK(releases("sock") == "5.6+");
 }
 
 }  // namespace btfslim
