@@ -24,8 +24,8 @@
 //   verifier falls back to the btf_trace_ typedef's prototype, whose arguments have no names (it says so
 //   in the log of a program that fails; a program that loads gets its log reset). The template is the
 //   function the tracepoint's bpf_raw_event_map entry points to (the `__bpf_raw_tp_map` section, between
-//   __start__bpf_raw_tp and __stop__bpf_raw_tp): found for each tracepoint the profile attaches to, or all
-//   with --family tracepoints.
+//   __start__bpf_raw_tp and __stop__bpf_raw_tp): found for each tracepoint the profile attaches to or keeps
+//   the typedef of, or all with --family tracepoints.
 // - __safe_ types. The verifier decides whether a pointer loaded from a trusted one is trusted by looking
 //   up T__safe_trusted, T__safe_rcu, T__safe_rcu_or_null or T__safe_trusted_or_null and reading the names
 //   and types of its members (btf_nested_type_is_trusted, 6.3+). A kernel has only the ones it reads:
@@ -182,6 +182,13 @@ void tracepoint_templates(const KernelImage& image, const KernelProfile& profile
     for (const KernelRef& ref : object)
       if (ref.kind == KernelRefKind::Attach && ref.lookup_kind == Kind::Typedef && ref.lookup.starts_with(kTrace))
         wanted.insert(std::string_view(ref.lookup).substr(kTrace.size()));
+  std::vector<TypePattern> kept;  // --keep btf_trace_T too (`wanted` holds views of their names)
+  kept.reserve(profile.keep.size());
+  for (const std::string& k : profile.keep) {
+    kept.push_back(TypePattern::parse(k, TypePattern::Globs::No));
+    if (kept.back().name().starts_with(kTrace) && kept.back().kind().value_or(Kind::Typedef) == Kind::Typedef)
+      wanted.insert(kept.back().name().substr(kTrace.size()));
+  }
   if (!all && wanted.empty()) return;
 
   const TypeId map = first_named(btf, "bpf_raw_event_map", Kind::Struct);

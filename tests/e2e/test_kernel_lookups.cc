@@ -127,9 +127,12 @@ TEST_CASE("a tp_btf program's tracepoint template is kept on 6.12 and not looked
   CHECK_THAT(r.out, Contains("FUNC '__bpf_trace_sched_switch': kept as ["));
   CHECK_THAT(r.out, Contains("a tracepoint template: the template of tracepoint sched_switch"));
   CHECK_THAT(r.out, Contains("1 tracepoint template,"));
-  // Not without a program on it; every one with the family.
+  // Not without a program on it (or its typedef kept); every one with the family.
   const RunResult none = minimize(k612, plain.path(), {"--explain", "func __bpf_trace_sched_switch"});
   CHECK_THAT(none.out, Contains("FUNC '__bpf_trace_sched_switch': dropped"));
+  TempDir kept;
+  const RunResult typedef_kept = minimize(k612, kept.path(), {"--keep", "typedef btf_trace_sched_switch"});
+  CHECK_THAT(typedef_kept.out, Contains("1 tracepoint template,"));
   const RunResult all = minimize(k612, family.path(), {"--family", "tracepoints"});
   const std::string line = report_line(all.out, "names its image");
   INFO(line);
