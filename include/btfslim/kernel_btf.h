@@ -105,7 +105,8 @@ struct KernelImage {
 KernelImage read_kernel_image(const std::string& path);
 
 // What kernels look up in their BTF by a name their sources spell out, besides .BTF_ids (read in the
-// sources of Linux 5.15 to 6.12 and newer; kernel_lookups.cc), each for the releases that do it.
+// sources of Linux 6.1 and 6.12 and the history of the newest; kernel_lookups.cc), each for the releases
+// that do it.
 struct KernelLookup {
   std::string_view name;
   Kind kind;

@@ -6,8 +6,9 @@
 // control, "task_struct" for sched_ext, ... Each came in some release and some went away (a lookup
 // replaced by a .BTF_ids slot, or by the struct_ops' own type), so each entry says for which releases, and
 // a subsystem that may not be built in names a symbol of its own: an image without it does not look.
-// They were read in the sources of Linux 5.15, 6.1 and 6.12 (grep btf_find_by_name_kind, bpf_find_btf_id)
-// and in the history of the newest, from where each came and went.
+// They were read in the sources of Linux 6.1 and 6.12 (grep btf_find_by_name_kind, bpf_find_btf_id,
+// kallsyms_lookup), and in the history of the newest for when each came and went (5.15's are 6.1's, by
+// that history; its sources were not read here).
 //
 // And the names its sources do not spell out, found here (found_lookups()):
 // - struct_ops stubs. Registering a struct_ops type reads, for each function pointer of the struct, the
