@@ -54,6 +54,8 @@ StructAccess walk_struct(const Btf& btf, TypeId type, std::int64_t off, std::uin
 TypeId skip_modifiers(const Btf& btf, TypeId id);
 // The struct or union a pointer type points to (both past modifiers), or 0 for anything else.
 TypeId pointee_struct(const Btf& btf, TypeId id);
+// The FUNC_PROTO a pointer type points to (both past modifiers: btf_type_resolve_func_ptr), or 0.
+TypeId pointee_function(const Btf& btf, TypeId id);
 
 // "sa_data[2]", "__sk_common.skc_family" (escaped): a path for people.
 std::string describe_path(const Btf& btf, std::span<const StructStep> path);

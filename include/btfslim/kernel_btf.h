@@ -45,7 +45,19 @@ struct BtfIdSet {
   bool set8 = false;
 };
 
-// A vmlinux ELF image: its BTF, and where in the file .BTF and .BTF_ids are.
+// A kernel's version as its release begins: "6.12.118+deb12-cloud-amd64" is 6.12.118 (Debian's 6.1 says
+// "6.1.0-57-cloud-amd64": its third number is an ABI's, not the stable release's).
+struct KernelVersion {
+  std::uint32_t major = 0, minor = 0, patch = 0;
+  auto operator<=>(const KernelVersion&) const = default;
+};
+std::optional<KernelVersion> parse_kernel_version(std::string_view release);
+// "6.12", or "6.11.11" where the third number is not 0.
+std::string version_text(KernelVersion v);
+
+// A vmlinux ELF image: its BTF, where in the file .BTF and .BTF_ids are, and its own data at the addresses
+// it was linked for, with its symbols: what the kernel reads of itself when it looks its BTF up by the name
+// of a function it points to (struct_ops stubs, tracepoint templates).
 struct KernelImage {
   std::shared_ptr<const FileBytes> file;
   std::shared_ptr<const Btf> btf;
@@ -55,23 +67,63 @@ struct KernelImage {
   std::vector<BtfIdSlot> slots;  // in symbol table order
   std::vector<BtfIdSet> sets;
   std::string release;           // from the image's linux_banner, where it has one
+  std::optional<KernelVersion> version;  // of `release`
+
+  // The allocated sections with contents, by address, over the mapped file. .data..percpu is left out:
+  // its addresses are offsets into each CPU's copy, not addresses.
+  struct Region {
+    std::uint64_t addr = 0;
+    std::span<const std::uint8_t> bytes;
+  };
+  std::vector<Region> memory;
+  // The symbols defined in a section (functions, objects, and the linker's section bounds), by address;
+  // names point into the mapped file.
+  struct Symbol {
+    std::uint64_t addr = 0, size = 0;
+    std::string_view name;
+    std::uint8_t type = 0;  // STT_*
+  };
+  std::vector<Symbol> symbols;
+  std::uint8_t pointer_size = 8;  // ELFCLASS64, or 4
 
   const std::string& path() const { return file->path(); }
   std::span<const std::uint8_t> btf_ids() const { return file->bytes().subspan(ids_offset, ids_size); }
+
+  // `size` bytes at address `addr`, or nullopt where no one section holds them all (NOBITS, unmapped).
+  std::optional<std::span<const std::uint8_t>> bytes_at(std::uint64_t addr, std::uint64_t size) const;
+  // The pointer at `addr`, in the image's byte order and size.
+  std::optional<std::uint64_t> pointer_at(std::uint64_t addr) const;
+  // The NUL-terminated string at `addr` (at most 256 bytes, within one section).
+  std::optional<std::string_view> string_at(std::uint64_t addr) const;
+  // What kallsyms_lookup names code address `addr`: the functions that start there (aliases: all), else
+  // the one that holds it; none for an address no function holds.
+  std::vector<std::string_view> functions_at(std::uint64_t addr) const;
+  // The first symbol of that name, or nullptr.
+  const Symbol* symbol_named(std::string_view name) const;
 };
 
 // Reads `path`: an ELF with .BTF and a symbol table (a kernel build's vmlinux, a distribution's debug
 // vmlinux). Throws InputError for anything else, and for a .BTF_ids that does not agree with its .BTF.
 KernelImage read_kernel_image(const std::string& path);
 
-// What a kernel looks up in its BTF by name, besides .BTF_ids (read in Linux 6.1's sources).
+// What kernels look up in their BTF by a name their sources spell out, besides .BTF_ids (read in the
+// sources of Linux 6.1 and 6.12 and the history of the newest; kernel_lookups.cc), each for the releases
+// that do it.
 struct KernelLookup {
   std::string_view name;
   Kind kind;
-  bool whole;              // the kernel reads its members
-  std::string_view reader;  // who looks it up, and since when
+  bool whole;               // the kernel reads its members
+  std::string_view reader;  // who looks it up (function and file)
+  KernelVersion since;      // the first release that does
+  KernelVersion until;      // the first release that no longer does; 0.0: none yet
+  std::string_view symbol;  // "", or a symbol of the subsystem that does it: where the image lacks it, not built in
 };
 std::span<const KernelLookup> kernel_lookups();
+// Whether the image's kernel does `lookup`: its release in [since, until) (an image that does not say
+// its release: yes), and it has the symbol.
+bool lookup_applies(const KernelLookup& lookup, const KernelImage& image);
+// "6.9+", "5.6 to 6.8": the releases of a lookup, as the report and --explain print them.
+std::string lookup_releases(const KernelLookup& lookup);
 
 // Families of attach points a system may need without naming its programs.
 enum class KernelFamily : std::uint8_t { Tracepoints, Iterators };
@@ -84,12 +136,35 @@ struct KernelProfile {
   std::vector<KernelFamily> families;
 };
 
+// A name this kernel looks up that its image or the profile tells, not its sources (kernel_lookups.cc).
+struct FoundLookup {
+  enum class Source : std::uint8_t {
+    StructOpsStub,       // the FUNC of a function a struct_ops' cfi_stubs points to (6.9+)
+    TracepointTemplate,  // the FUNC of a tp_btf tracepoint's template, __bpf_trace_T (6.12, 6.11.11+)
+    SafeType,            // a STRUCT T__safe_rcu (etc.) whose members say which pointers are trusted
+    Kptr,                // the STRUCT a map value's kptr points to, by its name in an object's BTF
+  };
+  Source source;
+  std::string name;
+  Kind kind;
+  bool whole;
+  std::string why;  // one line: where the name comes from, who looks it up, since when
+};
+// What the image and the profile's objects (`refs`: their kernel references, as kernel_references gives
+// them) make this kernel look up by name, in that order: each struct_ops stub, tracepoint template,
+// __safe_ type and kptr struct once. Throws InputError where the image's own data cannot be read where
+// its symbols and BTF say it is.
+std::vector<FoundLookup> found_lookups(const KernelImage& image, const KernelProfile& profile,
+                                       std::span<const std::vector<KernelRef>> refs);
+std::string_view found_source_name(FoundLookup::Source source);
+
 // Why a type is kept: the first thing that needed it.
 struct KernelKeep {
   enum class Why : std::uint8_t {
     None,        // not kept
     BtfId,       // a .BTF_ids slot names it: `a` the slot
     Lookup,      // the kernel looks it up by name: `a` the kernel_lookups() entry
+    Found,       // the kernel looks it up by a name the image or an object tells: `a` into SlimKernel::found
     StructOps,   // a struct_ops type the kernel registers (bpf_struct_ops_NAME and NAME)
     Reference,   // an object's kernel reference: `a` the object, `b` the reference
     Relocation,  // an object's CO-RE relocation: `a` the object, `b` the relocation
@@ -163,6 +238,9 @@ struct SlimKernel {
   std::vector<std::vector<KernelRef>> refs;
   std::vector<std::vector<TypeId>> ref_ids;
   std::vector<CoreResults> results;  // each object's relocations on the source
+  std::vector<std::uint32_t> lookups;  // the kernel_lookups() entries this kernel does
+  std::vector<FoundLookup> found;      // and what it looks up by names its image and the profile tell,
+  std::vector<TypeId> found_ids;       // found in the source as it finds them (0: it has none)
   std::vector<AnswerLog> answers;                // the answers they took, for verify_slim
   std::vector<KernelAccesses> accesses;          // each object's loads through typed pointers
 };
@@ -176,6 +254,10 @@ SlimKernel slim_kernel(const KernelImage& image, const KernelProfile& profile);
 // same status, every load through a typed pointer walks the same members to the same end. The first
 // difference, described, or "".
 std::string verify_slim(const KernelImage& image, const KernelProfile& profile, const SlimKernel& slim);
+
+// Whether every name the kernel looks up (SlimKernel::lookups and ::found) finds on `out`, the slim BTF,
+// the type it finds on the source: the first difference, described, or "".
+std::string verify_lookups(const KernelImage& image, const SlimKernel& slim, const Btf& out);
 
 // The slim BTF padded to the image's .BTF section: its string section extended with NULs (the kernel
 // wants a header whose sections cover the data exactly). Throws InputError where it does not fit.

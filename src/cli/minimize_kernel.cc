@@ -12,6 +12,7 @@
 #include "minimize_kernel.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 
 namespace btfslim::cli {
@@ -56,8 +57,15 @@ std::string reason_text(const KernelImage& image, const KernelProfile& profile, 
       return fmt::format("referred to by {}", type_label(btf, k.from));
     case KernelKeep::Why::BtfId:
       return fmt::format("named by the kernel's .BTF_ids slot {}", esc(image.slots[k.a].symbol));
-    case KernelKeep::Why::Lookup:
-      return fmt::format("looked up by name by the kernel: {}", kernel_lookups()[k.a].reader);
+    case KernelKeep::Why::Lookup: {
+      const KernelLookup& l = kernel_lookups()[k.a];
+      return fmt::format("looked up by name by the kernel (Linux {}{}): {}", lookup_releases(l),
+                         l.symbol.empty() ? "" : fmt::format(", where it has {}", l.symbol), l.reader);
+    }
+    case KernelKeep::Why::Found: {
+      const FoundLookup& f = slim.found[k.a];
+      return fmt::format("looked up by name by the kernel, a {}: {}", found_source_name(f.source), f.why);
+    }
     case KernelKeep::Why::StructOps:
       return "a struct_ops type the kernel registers (bpf_struct_ops_NAME and NAME), kept whole";
     case KernelKeep::Why::Reference: {
@@ -138,6 +146,32 @@ void explain(const KernelImage& image, const KernelProfile& profile, const SlimK
       }
   }
   if (!found) pattern.fail_unmatched(btf, "--explain");
+}
+
+// What this kernel looks up by name and the slim BTF keeps for it: the names its sources spell out, for its
+// release, and how many names its image and the profile told (--explain NAME says which and why).
+void print_lookups(const KernelImage& image, const SlimKernel& slim, OutputBuffer& report) {
+  const auto lookups = kernel_lookups();
+  std::string names;
+  for (const std::uint32_t i : slim.lookups) {
+    // "struct sock", as C names it.
+    std::string kind(kind_name(lookups[i].kind));
+    std::transform(kind.begin(), kind.end(), kind.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; });
+    fmt::format_to(std::back_inserter(names), "{}{} {}", names.empty() ? "" : ", ", kind, lookups[i].name);
+  }
+  report.print("  looked up by name ({}, {} of the {} lookups kernel sources spell out): {}\n",
+               image.release.empty() ? std::string("a release the image does not say") : "Linux " + escape(image.release),
+               slim.lookups.size(), lookups.size(), names.empty() ? "none" : names);
+  std::array<std::size_t, 4> counts{};
+  for (std::size_t i = 0; i < slim.found.size(); ++i)
+    if (slim.found_ids[i] != 0) ++counts[static_cast<std::size_t>(slim.found[i].source)];
+  std::string found;
+  for (std::size_t s = 0; s < counts.size(); ++s) {
+    const std::string_view what = found_source_name(static_cast<FoundLookup::Source>(s));
+    fmt::format_to(std::back_inserter(found), "{}{} {}{}", found.empty() ? "" : ", ", counts[s], what,
+                   counts[s] == 1 ? "" : "s");
+  }
+  report.print("  and by names its image and the objects tell: {}\n", found);
 }
 
 // What rewriting a tree of modules for the slim kernel gave.
@@ -284,6 +318,7 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
                "the kernel's index of 8 bytes per type)\n",
                100.0 * slim.types / std::max<std::uint32_t>(source_types, 1),
                100.0 * static_cast<double>(slim.btf.size()) / static_cast<double>(std::max<std::size_t>(src.raw().size(), 1)));
+  print_lookups(image, slim, report);
   for (std::size_t o = 0; o < profile.objects.size(); ++o)
     for (std::size_t r = 0; r < slim.refs[o].size(); ++r) {
       const KernelRef& ref = slim.refs[o][r];

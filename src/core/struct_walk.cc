@@ -119,6 +119,13 @@ TypeId pointee_struct(const Btf& btf, TypeId id) {
   return is_composite(kind_of(btf, to)) ? to : 0;
 }
 
+TypeId pointee_function(const Btf& btf, TypeId id) {
+  id = skip_modifiers(btf, id);
+  if (kind_of(btf, id) != Kind::Ptr) return 0;
+  const TypeId to = skip_modifiers(btf, btf.type(id).ref());
+  return kind_of(btf, to) == Kind::FuncProto ? to : 0;
+}
+
 StructAccess walk_struct(const Btf& btf, TypeId type, std::int64_t off, std::uint32_t size) {
   using Result = StructAccess::Result;
   StructAccess out;

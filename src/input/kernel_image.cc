@@ -1,11 +1,17 @@
-// Reading a vmlinux image for `minimize --kernel`: its .BTF, and the .BTF_ids slots and sets that its
-// symbol table names.
+// Reading a vmlinux image for `minimize --kernel`: its .BTF, the .BTF_ids slots and sets that its
+// symbol table names, and its own data by address.
 //
 // resolve_btfids wrote the ids into .BTF_ids at link time, by name, against this .BTF; the symbols say
 // which u32 is which (the section itself is a bare array). So a stripped image (a distribution's
 // vmlinuz payload) cannot be patched: its slots are anonymous. Every slot is checked against the BTF
 // here (the id exists, and is of the slot's kind and name), so that an image whose .BTF_ids belongs to
 // another .BTF is refused rather than patched into a kernel that misbehaves.
+//
+// The kernel also looks its BTF up by the names of functions its data points to: the stubs a struct_ops'
+// cfi_stubs points to, a tracepoint's template (kallsyms_lookup, then btf_find_by_name_kind). To find
+// those names here, the image's allocated sections are its memory at their link addresses (sh_addr), read
+// in place over the mapped file, and its symbols, sorted by address, name what a pointer points to, as
+// kallsyms would. An address no section holds is an answer (nullopt), not a crash.
 #include "btfslim/error.h"
 #include "btfslim/kernel_btf.h"
 
@@ -13,6 +19,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <optional>
 
 namespace btfslim {
@@ -110,7 +117,58 @@ std::pair<const ElfFile::Section*, const ElfFile::Section*> btf_sections(const s
   return {btf, ids};
 }
 
+// The image's memory and symbols (KernelImage::memory, ::symbols): its allocated sections with contents,
+// and its symbols defined in a section, each sorted by address.
+void read_memory(KernelImage& image, const std::vector<ElfFile::Section>& sections,
+                 const std::vector<ElfFile::Symbol>& symbols) {
+  for (const ElfFile::Section& s : sections)
+    if ((s.flags & SHF_ALLOC) && !s.bytes.empty() && s.addr != 0 && !(s.flags & SHF_COMPRESSED))
+      image.memory.push_back({s.addr, s.bytes});
+  std::sort(image.memory.begin(), image.memory.end(), [](const auto& a, const auto& b) { return a.addr < b.addr; });
+  for (const ElfFile::Symbol& sym : symbols)
+    if (!sym.undefined && !sym.section.empty() && !sym.name.empty() &&
+        (sym.type == STT_FUNC || sym.type == STT_OBJECT || sym.type == STT_NOTYPE))
+      image.symbols.push_back({sym.value, sym.size, sym.name, sym.type});
+  std::stable_sort(image.symbols.begin(), image.symbols.end(), [](const auto& a, const auto& b) { return a.addr < b.addr; });
+  const auto bytes = image.file->bytes();
+  image.pointer_size = bytes.size() > EI_CLASS && bytes[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+}
+
+// The bytes of the region that holds `addr`, from there to the region's end (nullopt: none holds it). The
+// last region that starts at or below it: sections do not overlap in a linked image.
+std::optional<std::span<const std::uint8_t>> from_address(const std::vector<KernelImage::Region>& memory,
+                                                          std::uint64_t addr) {
+  const auto after = std::upper_bound(memory.begin(), memory.end(), addr,
+                                      [](std::uint64_t a, const KernelImage::Region& r) { return a < r.addr; });
+  if (after == memory.begin()) return std::nullopt;
+  const KernelImage::Region& r = *(after - 1);
+  if (addr - r.addr >= r.bytes.size()) return std::nullopt;
+  return r.bytes.subspan(addr - r.addr);
+}
+
 }  // namespace
+
+std::optional<KernelVersion> parse_kernel_version(std::string_view release) {
+  KernelVersion v;
+  const char* p = release.data();
+  const char* const end = p + release.size();
+  auto number = [&](std::uint32_t& out) {
+    const auto [ptr, ec] = std::from_chars(p, end, out);
+    if (ec != std::errc()) return false;
+    p = ptr;
+    return true;
+  };
+  if (!number(v.major) || p == end || *p != '.') return std::nullopt;
+  ++p;
+  if (!number(v.minor)) return std::nullopt;
+  if (p != end && *p == '.' && (++p, !number(v.patch))) v.patch = 0;
+  if (v.major == 0) return std::nullopt;
+  return v;
+}
+
+std::string version_text(KernelVersion v) {
+  return v.patch ? fmt::format("{}.{}.{}", v.major, v.minor, v.patch) : fmt::format("{}.{}", v.major, v.minor);
+}
 
 KernelImage read_kernel_image(const std::string& path) {
   KernelImage image;
@@ -145,22 +203,67 @@ KernelImage read_kernel_image(const std::string& path) {
   if (symbols.empty())
     fail(path, "has no symbol table, so its .BTF_ids slots cannot be told apart: use the vmlinux of the "
                "kernel's build, or of its -dbg package (usr/lib/debug/boot/vmlinux-RELEASE)");
-  for (const ElfFile::Symbol& sym : symbols) {
-    if (sym.name != "linux_banner" || sym.section.empty()) continue;
-    // "Linux version 6.1.0-57-cloud-amd64 (...)": the release is the third word.
-    for (const ElfFile::Section& s : sections)
-      if (s.name == sym.section && sym.value >= s.addr && sym.value - s.addr < s.bytes.size()) {
-        const auto text = s.bytes.subspan(sym.value - s.addr);
-        const std::string_view banner(reinterpret_cast<const char*>(text.data()), std::min<std::size_t>(text.size(), 256));
-        constexpr std::string_view kVersion = "Linux version ";
-        if (banner.starts_with(kVersion)) {
-          const std::string_view release = banner.substr(kVersion.size());
-          image.release = std::string(release.substr(0, release.find_first_of(" \n", 0)));
-        }
+  read_memory(image, sections, symbols);
+  if (const KernelImage::Symbol* banner = image.symbol_named("linux_banner"))
+    if (const auto text = image.string_at(banner->addr)) {
+      // "Linux version 6.1.0-57-cloud-amd64 (...)": the release is the third word.
+      constexpr std::string_view kVersion = "Linux version ";
+      if (text->starts_with(kVersion)) {
+        const std::string_view release = text->substr(kVersion.size());
+        image.release = std::string(release.substr(0, release.find_first_of(" \n", 0)));
+        image.version = parse_kernel_version(image.release);
       }
-  }
+    }
   read_btf_ids(path, *ids, symbols, *image.btf, order, image.slots, image.sets);
   return image;
+}
+
+std::optional<std::span<const std::uint8_t>> KernelImage::bytes_at(std::uint64_t addr, std::uint64_t size) const {
+  const auto tail = from_address(memory, addr);
+  if (!tail || size > tail->size()) return std::nullopt;
+  return tail->first(size);
+}
+
+std::optional<std::uint64_t> KernelImage::pointer_at(std::uint64_t addr) const {
+  const auto bytes = bytes_at(addr, pointer_size);
+  if (!bytes) return std::nullopt;
+  const ByteOrder order(big_endian != (std::endian::native == std::endian::big));
+  const std::uint32_t first = order.u32(bytes->data());
+  if (pointer_size == 4) return first;
+  const std::uint32_t second = order.u32(bytes->data() + 4);
+  return big_endian ? (std::uint64_t{first} << 32 | second) : (std::uint64_t{second} << 32 | first);
+}
+
+std::optional<std::string_view> KernelImage::string_at(std::uint64_t addr) const {
+  constexpr std::uint64_t kMax = 256;
+  const auto tail = from_address(memory, addr);
+  if (!tail) return std::nullopt;
+  const std::string_view text(reinterpret_cast<const char*>(tail->data()), std::min<std::uint64_t>(tail->size(), kMax));
+  const std::size_t end = text.find('\0');
+  if (end == std::string_view::npos) return std::nullopt;
+  return text.substr(0, end);
+}
+
+std::vector<std::string_view> KernelImage::functions_at(std::uint64_t addr) const {
+  std::vector<std::string_view> out;
+  auto at = std::lower_bound(symbols.begin(), symbols.end(), addr, [](const Symbol& s, std::uint64_t a) { return s.addr < a; });
+  for (auto it = at; it != symbols.end() && it->addr == addr; ++it)
+    if (it->type == STT_FUNC) out.push_back(it->name);
+  if (!out.empty()) return out;
+  // None starts there: the function that holds it, the nearest below whose size reaches it.
+  for (auto it = at; it != symbols.begin();) {
+    --it;
+    if (it->type != STT_FUNC) continue;
+    if (addr - it->addr < it->size) out.push_back(it->name);
+    break;
+  }
+  return out;
+}
+
+const KernelImage::Symbol* KernelImage::symbol_named(std::string_view name) const {
+  for (const Symbol& s : symbols)
+    if (s.name == name) return &s;
+  return nullptr;
 }
 
 std::optional<KernelModule> read_kernel_module(const std::string& path, const KernelImage& image) {
@@ -183,22 +286,6 @@ std::optional<KernelModule> read_kernel_module(const std::string& path, const Ke
     read_btf_ids(path, *ids, elf.symbols(), *module.btf, ByteOrder(elf.big_endian() != (std::endian::native == std::endian::big)),
                  module.slots, module.sets);
   return module;
-}
-
-std::span<const KernelLookup> kernel_lookups() {
-  // Read in Linux 6.1 (kernel/bpf/bpf_struct_ops.c, net/ipv4/bpf_tcp_ca.c, net/bpf/bpf_dummy_struct_ops.c,
-  // kernel/bpf/verifier.c). Each is looked up at boot or at the first load that needs it; a missing one
-  // is a boot warning, or a feature that stops working. The struct_ops types themselves (NAME and
-  // bpf_struct_ops_NAME, for every NAME the kernel registers) are found from the bpf_struct_ops_ prefix.
-  static constexpr KernelLookup kLookups[] = {
-      {"module", Kind::Struct, false, "bpf_struct_ops_init (kernel/bpf/bpf_struct_ops.c, 5.6+): the owner member"},
-      {"sock", Kind::Struct, false, "bpf_tcp_ca_init (net/ipv4/bpf_tcp_ca.c, 5.6+)"},
-      {"tcp_sock", Kind::Struct, false, "bpf_tcp_ca_init (net/ipv4/bpf_tcp_ca.c, 5.6+)"},
-      {"bpf_dummy_ops_state", Kind::Struct, false, "bpf_dummy_init (net/bpf/bpf_dummy_struct_ops.c, 5.14+)"},
-      {"bpf_ctx_convert", Kind::Struct, true,
-       "btf_get_prog_ctx_type (kernel/bpf/btf.c): its members, by position, pair each program type's context"},
-  };
-  return kLookups;
 }
 
 }  // namespace btfslim

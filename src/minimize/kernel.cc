@@ -4,7 +4,8 @@
 // What is kept starts from roots, and grows by one rule. The roots:
 // - every type a .BTF_ids slot names: the kernel's own lists (kfunc sets, LSM hooks, allow and deny
 //   lists, the types helpers take and return), which it reads by id;
-// - the types the kernel looks up by name (kernel_lookups()), and every struct_ops type it registers;
+// - the types the kernel looks up by name (kernel_lookups.cc: those its sources name, for its release,
+//   and those its image and the objects tell), and every struct_ops type it registers;
 // - for each object of the profile, what the loader and the verifier resolve against the kernel's BTF:
 //   attach targets, kfuncs, typed ksyms, struct_ops types (loader.h), the types and members its CO-RE
 //   relocations resolve against (marked as `minimize` marks them), and every member the kernel's walk
@@ -204,7 +205,11 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
   // By name: the kernel's lookups, struct_ops types (bpf_struct_ops_NAME and NAME), --keep, families.
   FirstByName first;
   const auto lookups = kernel_lookups();
-  for (const KernelLookup& l : lookups) first.want(l.name, l.kind);
+  for (std::uint32_t i = 0; i < lookups.size(); ++i)
+    if (lookup_applies(lookups[i], image)) {
+      out.lookups.push_back(i);
+      first.want(lookups[i].name, lookups[i].kind);
+    }
   std::vector<std::pair<TypeId, std::string_view>> struct_ops;  // (bpf_struct_ops_NAME, NAME)
   constexpr std::string_view kStructOps = "bpf_struct_ops_", kTrace = "btf_trace_", kIter = "bpf_iter_";
   const bool tracepoints = std::count(profile.families.begin(), profile.families.end(), KernelFamily::Tracepoints);
@@ -229,12 +234,12 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
     if (!keep.back().id()) first.want(keep.back().name(), keep.back().kind());
   }
   first.find(src);
-  for (std::size_t i = 0; i < lookups.size(); ++i) {
+  for (const std::uint32_t i : out.lookups) {
     const TypeId id = first(lookups[i].name, lookups[i].kind);
     if (lookups[i].whole)
-      mark.whole(id, {Why::Lookup, static_cast<std::uint32_t>(i)});
+      mark.whole(id, {Why::Lookup, i});
     else
-      mark.keep(id, {Why::Lookup, static_cast<std::uint32_t>(i)});
+      mark.keep(id, {Why::Lookup, i});
   }
   for (const auto& [value, name] : struct_ops) {
     mark.whole(value, {Why::StructOps});
@@ -250,6 +255,18 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
   // The objects: what the loader and the verifier resolve, then the CO-RE relocations.
   const CoreTarget target(image.btf);
   for (const BpfObject* obj : profile.objects) out.refs.push_back(kernel_references(*obj, profile.attach));
+  // What this kernel looks up by names its image and the objects tell (kernel_lookups.cc).
+  out.found = found_lookups(image, profile, out.refs);
+  FirstByName found;
+  for (const FoundLookup& f : out.found) found.want(f.name, f.kind);
+  found.find(src);
+  for (std::uint32_t i = 0; i < out.found.size(); ++i) {
+    out.found_ids.push_back(found(out.found[i].name, out.found[i].kind));
+    if (out.found[i].whole)
+      mark.whole(out.found_ids.back(), {Why::Found, i});
+    else
+      mark.keep(out.found_ids.back(), {Why::Found, i});
+  }
   const KernelNameIndex names(target, out.refs);
   for (std::size_t o = 0; o < profile.objects.size(); ++o) {
     out.ref_ids.emplace_back();
@@ -387,6 +404,7 @@ std::string verify_slim(const KernelImage& image, const KernelProfile& profile, 
         out->str(out->type(id).name_off()) != src.str(src.type(slot.id).name_off()))
       return fmt::format(".BTF_ids slot {} does not name the same type", esc(slot.symbol));
   }
+  if (std::string diff = verify_lookups(image, slim, *out); !diff.empty()) return diff;
   if (std::string diff = verify_minimized(src, as_minimized, profile.objects, slim.results, slim.answers); !diff.empty())
     return "a relocation resolves differently: " + diff;
   const CoreTarget before(image.btf), after(out);

@@ -24,14 +24,6 @@
 namespace btfslim {
 namespace {
 
-// The FUNC_PROTO a pointer-to-function type (past modifiers) points to, or 0.
-TypeId function_pointer(const Btf& btf, TypeId id) {
-  id = skip_modifiers(btf, id);
-  if (id == 0 || btf.type(id).kind() != Kind::Ptr) return 0;
-  id = skip_modifiers(btf, btf.type(id).ref());
-  return id != 0 && btf.type(id).kind() == Kind::FuncProto ? id : 0;
-}
-
 bool section_is(std::string_view section, std::string_view name) {
   if (section.starts_with('?')) section.remove_prefix(1);
   return section.substr(0, name.size()) == name &&
@@ -46,7 +38,7 @@ ProgramContext attach_context(const Btf& btf, TypeId target, std::string_view se
   if (t.kind() == Kind::Func) {
     ctx.proto = skip_modifiers(btf, t.ref());
   } else if (t.kind() == Kind::Typedef) {
-    ctx.proto = function_pointer(btf, t.ref());
+    ctx.proto = pointee_function(btf, t.ref());
     ctx.skip = 1;
   }
   if (ctx.proto == 0 || btf.type(ctx.proto).kind() != Kind::FuncProto) return {};
@@ -87,7 +79,7 @@ std::vector<ProgramContext> program_contexts(const BpfObject& object, const BpfC
       ProgramContext ctx;
       for (unsigned i = 0; i < kt.vlen(); ++i) {
         if (btf.str(kt.member(i).name_off) != member) continue;
-        ctx.proto = function_pointer(btf, kt.member(i).type);
+        ctx.proto = pointee_function(btf, kt.member(i).type);
         break;
       }
       if (ctx.proto == 0) continue;

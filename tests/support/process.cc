@@ -198,13 +198,15 @@ std::string running_release() {
 }
 
 namespace {
-// Where scripts/fetch-test-kernel.sh keeps the second kernel.
-std::string other_kernel_dir() {
-  if (const char* d = std::getenv("BTFSLIM_TEST_KERNEL_DIR"); d && *d) return d;
+// Where scripts/fetch-test-kernel.sh keeps the kernel of a series ("6.1": the second kernel).
+std::string kernel_dir(const std::string& series) {
+  const char* variable = series == "6.1" ? "BTFSLIM_TEST_KERNEL_DIR" : "BTFSLIM_TEST_KERNEL_6_12_DIR";
+  if (const char* d = std::getenv(variable); d && *d) return d;
   const char* cache = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
-  return (cache && *cache ? std::string(cache) : std::string(home ? home : "") + "/.cache") + "/btfslim-test/kernel-6.1";
+  return (cache && *cache ? std::string(cache) : std::string(home ? home : "") + "/.cache") + "/btfslim-test/kernel-" + series;
 }
+std::string other_kernel_dir() { return kernel_dir("6.1"); }
 }  // namespace
 
 std::optional<OtherKernel> other_kernel(std::string& why_not) {
@@ -225,11 +227,13 @@ std::optional<OtherKernel> other_kernel(std::string& why_not) {
   return k;
 }
 
-std::string other_kernel_with_symbols(std::string& why_not) {
-  const std::string dir = other_kernel_dir();
+std::string other_kernel_with_symbols(std::string& why_not) { return kernel_with_symbols("6.1", why_not); }
+
+std::string kernel_with_symbols(const std::string& series, std::string& why_not) {
+  const std::string dir = kernel_dir(series);
   struct stat st {};
   if (stat((dir + "/.complete-sym").c_str(), &st) != 0) {
-    why_not = "no vmlinux with symbols in " + dir + " (scripts/fetch-test-kernel.sh fetches it)";
+    why_not = "no Linux " + series + " vmlinux with symbols in " + dir + " (scripts/fetch-test-kernel.sh fetches it)";
     return "";
   }
   return dir + "/vmlinux-sym";

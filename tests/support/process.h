@@ -78,5 +78,8 @@ std::optional<OtherKernel> other_kernel(std::string& why_not);
 // That kernel's vmlinux with its symbol table (the -dbg package's, without debug info: what `minimize
 // --kernel` rewrites and qemu boots), or "" with the reason in `why_not` when it was not fetched.
 std::string other_kernel_with_symbols(std::string& why_not);
+// The same for each kernel the script fetches: "6.1" (the one above) or "6.12" (Debian's 6.12 cloud
+// kernel, in $BTFSLIM_TEST_KERNEL_6_12_DIR, else .../btfslim-test/kernel-6.12).
+std::string kernel_with_symbols(const std::string& series, std::string& why_not);
 
 }  // namespace btfslim::test
