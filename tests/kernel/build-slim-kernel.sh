@@ -5,7 +5,8 @@
 # pointing at a wrapper that puts the slim .BTF in the place of pahole's, so that the section itself shrinks
 # and resolve_btfids fills .BTF_ids by name against the slim BTF. Both kernels boot under qemu with the boot
 # test's guest (tests/boot/) and load the profile; the script prints both guests' lines, the sizes and the
-# times, and fails where the relinked kernel's .BTF is not the slim BTF or the two kernels load differently.
+# times, and fails where the relinked kernel's .BTF is not the slim BTF, its .BTF_ids (resolve_btfids') are
+# not the patched image's (btfslim's), or the kernels load differently.
 #
 # Usage: tests/kernel/build-slim-kernel.sh [--linux VERSION] WORKDIR [BUILDDIR]
 #   --linux   which linux-source-VERSION to build: 6.1 (the default) or 6.12
@@ -101,6 +102,14 @@ cp vmlinux "$work/vmlinux.slim"
 objcopy -O binary --only-section=.BTF "$work/vmlinux.slim" "$work/relinked.btf"
 if ! cmp -s "$work/relinked.btf" "$work/slim.btf"; then
   echo "build-slim-kernel: the relinked kernel's .BTF is not slim.btf" >&2
+  exit 1
+fi
+# resolve_btfids filled the relinked kernel's slots by name; btfslim renumbered the patched image's from the
+# full ids: over the same slim BTF the two must agree, sets sorted alike.
+objcopy -O binary --only-section=.BTF_ids "$work/vmlinux.slim" "$work/relinked.btf_ids"
+objcopy -O binary --only-section=.BTF_ids "$work/vmlinux.patched" "$work/patched.btf_ids"
+if ! cmp -s "$work/relinked.btf_ids" "$work/patched.btf_ids"; then
+  echo "build-slim-kernel: .BTF_ids of the relinked kernel (resolve_btfids) and of the patched image (btfslim) differ" >&2
   exit 1
 fi
 
