@@ -12,8 +12,8 @@
 #   BTFSLIM-BOOT END
 #
 # then reboots the machine (which ends qemu). Each object is loaded by its own run of the loader, so that
-# one that crashes or hangs the loader cannot hide the others' results. `btfslim.verbose` on the kernel command
-# line makes the loader copy all of libbpf's output (the verifier's logs) to the console.
+# one that crashes or hangs the loader cannot hide the others' results. `btfslim.verbose` on the kernel
+# command line makes the loader copy all of libbpf's output (the verifier's logs) to the console.
 #
 # Usage: make-initramfs.sh [-m MODULE.ko]... OUT LOADER OBJECT...
 # Needs busybox (Debian's busybox-static: it must run without a libc in the guest) and cpio.
