@@ -96,9 +96,9 @@ struct KernelImage {
   // The NUL-terminated string at `addr` (at most 256 bytes, within one section).
   std::optional<std::string_view> string_at(std::uint64_t addr) const;
   // What kallsyms_lookup names code address `addr`: the functions that start there (aliases: all), else
-  // the one that holds it; none for an address no function holds.
+  // the one that holds it; none for an address no function holds. Without a clang LTO ".llvm.N" suffix.
   std::vector<std::string_view> functions_at(std::uint64_t addr) const;
-  // The first symbol of that name, or nullptr.
+  // The first symbol of that name (or that name with a clang LTO ".llvm.N" suffix), or nullptr.
   const Symbol* symbol_named(std::string_view name) const;
 };
 

@@ -245,16 +245,19 @@ std::optional<std::string_view> KernelImage::string_at(std::uint64_t addr) const
 }
 
 std::vector<std::string_view> KernelImage::functions_at(std::uint64_t addr) const {
+  // As kallsyms shows it: a clang LTO build promotes static functions with a ".llvm.N" suffix, which
+  // kallsyms drops (cleanup_symbol_name), and which BTF never had.
+  auto shown = [](std::string_view name) { return name.substr(0, name.find(".llvm.")); };
   std::vector<std::string_view> out;
   auto at = std::lower_bound(symbols.begin(), symbols.end(), addr, [](const Symbol& s, std::uint64_t a) { return s.addr < a; });
   for (auto it = at; it != symbols.end() && it->addr == addr; ++it)
-    if (it->type == STT_FUNC) out.push_back(it->name);
+    if (it->type == STT_FUNC) out.push_back(shown(it->name));
   if (!out.empty()) return out;
   // None starts there: the function that holds it, the nearest below whose size reaches it.
   for (auto it = at; it != symbols.begin();) {
     --it;
     if (it->type != STT_FUNC) continue;
-    if (addr - it->addr < it->size) out.push_back(it->name);
+    if (addr - it->addr < it->size) out.push_back(shown(it->name));
     break;
   }
   return out;
@@ -262,7 +265,8 @@ std::vector<std::string_view> KernelImage::functions_at(std::uint64_t addr) cons
 
 const KernelImage::Symbol* KernelImage::symbol_named(std::string_view name) const {
   for (const Symbol& s : symbols)
-    if (s.name == name) return &s;
+    if (s.name.starts_with(name) && (s.name.size() == name.size() || s.name.substr(name.size()).starts_with(".llvm.")))
+      return &s;
   return nullptr;
 }
 

@@ -93,6 +93,12 @@ TEST_CASE("kernel image: an address is named as kallsyms names it", "[kernel-ima
   REQUIRE(s.image.symbol_named("__start_x"));
   CHECK(s.image.symbol_named("__start_x")->addr == 0x2000);
   CHECK(!s.image.symbol_named("nothing"));
+  CHECK(!s.image.symbol_named("alias"));  // a prefix is not the name
+  // A clang LTO build's promoted statics: kallsyms drops the ".llvm.N", and so does the lookup by name.
+  s.image.symbols.insert(s.image.symbols.begin() + 3, {0x1018, 4, "stub.llvm.1234567", STT_FUNC});
+  CHECK(s.image.functions_at(0x1018) == std::vector<std::string_view>{"stub"});
+  REQUIRE(s.image.symbol_named("stub"));
+  CHECK(s.image.symbol_named("stub")->addr == 0x1018);
 }
 
 TEST_CASE("kernel image: a release's version", "[kernel-image]") {
@@ -174,6 +180,7 @@ TEST_CASE("kernel lookups: each applies to the releases that do it, where its su
   CHECK(applies("task_struct", "6.12.0", {scx}));
   CHECK(!applies("task_struct", "6.12.118"));  // Debian's cloud kernel: no sched_ext
   CHECK(!applies("task_struct", "6.13.0", {scx}));  // a .BTF_ids slot since
+  CHECK(applies("sock", "6.12.0", {"bpf_tcp_congestion_ops.llvm.8843"}));  // a clang LTO build
 
   // An image that does not say its release: every lookup its symbols allow.
   CHECK(applies("module", "", {}));
