@@ -27,8 +27,8 @@ using nlohmann::json;
 
 // The corpus's objects (MANIFEST.tsv's first column), or none when it is not here.
 std::vector<std::string> corpus_objects(std::string& dir) {
-  const char* env = std::getenv("BTFSLIM_TEST_CORPUS");
-  dir = env && *env ? env : source_data_dir() + "/../../shared/corpus";
+  dir = corpus_dir();
+  if (dir.empty()) return {};
   std::ifstream manifest(dir + "/MANIFEST.tsv");
   std::vector<std::string> out;
   std::string line;

@@ -129,11 +129,6 @@ void report(const std::string& what, const Tally& t) {
   CHECK(t.misses == 0);
 }
 
-std::string corpus_dir() {
-  if (const char* dir = std::getenv("BTFSLIM_TEST_CORPUS")) return dir;
-  return source_data_dir() + "/../../shared/corpus";
-}
-
 }  // namespace
 
 TEST_CASE("check agrees with the kernel on every idiom of guarding a CO-RE read", "[check-kernel]") {

@@ -206,11 +206,24 @@ std::string kernel_dir(const std::string& series) {
   const char* home = std::getenv("HOME");
   return (cache && *cache ? std::string(cache) : std::string(home ? home : "") + "/.cache") + "/btfslim-test/kernel-" + series;
 }
-std::string other_kernel_dir() { return kernel_dir("6.1"); }
 }  // namespace
 
-std::optional<OtherKernel> other_kernel(std::string& why_not) {
-  const std::string dir = other_kernel_dir();
+std::optional<OtherKernel> other_kernel(std::string& why_not) { return test_kernel("6.1", why_not); }
+
+std::string corpus_dir() {
+  std::vector<std::string> candidates;
+  for (const char* variable : {"BTFSLIM_TEST_CORPUS", "CORPUS_DIR"})
+    if (const char* d = std::getenv(variable); d && *d) candidates.push_back(d);
+  candidates.push_back(source_data_dir() + "/../../shared/corpus");
+  candidates.push_back("/work/shared/corpus");
+  struct stat st {};
+  for (const std::string& dir : candidates)
+    if (stat((dir + "/MANIFEST.tsv").c_str(), &st) == 0) return dir;
+  return "";
+}
+
+std::optional<OtherKernel> test_kernel(const std::string& series, std::string& why_not) {
+  const std::string dir = kernel_dir(series);
   struct stat st {};
   if (stat((dir + "/.complete").c_str(), &st) != 0) {
     why_not = "no second kernel in " + dir + " (scripts/fetch-test-kernel.sh fetches it)";

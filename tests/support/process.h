@@ -61,6 +61,11 @@ std::string running_vmlinux();
 // Prints a visible skip line (counted by scripts/test.sh) and returns.
 void skip(const std::string& why);
 
+// The shared corpus of real projects' objects (MANIFEST.tsv and the objects under it): $BTFSLIM_TEST_CORPUS,
+// else ../shared/corpus beside the checkout, else /work/shared/corpus; "" where none is here (tests that
+// use it then skip visibly: a clone elsewhere, without the team's directory beside it).
+std::string corpus_dir();
+
 // The running kernel's release (uname -r).
 std::string running_release();
 
@@ -75,6 +80,9 @@ struct OtherKernel {
 };
 // The kernel, or "" in `why_not` (then the caller skips) when it was not fetched or is the running one.
 std::optional<OtherKernel> other_kernel(std::string& why_not);
+// The same for each kernel scripts/fetch-test-kernel.sh fetches: "6.1" (the one above) or "6.12" (whose
+// modules are .ko.xz).
+std::optional<OtherKernel> test_kernel(const std::string& series, std::string& why_not);
 // That kernel's vmlinux with its symbol table (the -dbg package's, without debug info: what `minimize
 // --kernel` rewrites and qemu boots), or "" with the reason in `why_not` when it was not fetched.
 std::string other_kernel_with_symbols(std::string& why_not);
