@@ -19,7 +19,7 @@ _btfslim_options() {
         dump) echo "--base -B --format -f --id --name --kind --help -h" ;;
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
-        check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --help -h" ;;
+        check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --modules --help -h" ;;
         minimize) echo "--btf --base -B --split-base --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --kernel --btf-out --modules --family --attach-target --help -h" ;;
         diff) echo "--base -B --by --format -f --top -n --verbose -v --help -h" ;;
@@ -98,6 +98,7 @@ _btfslim_value() {
         measure:--svg | minimize:--output | minimize:-o | minimize:--btf-out) _btfslim_files ;;
         minimize:--kernel) _btfslim_btf_inputs ;;
         minimize:--modules) _btfslim_dirs ;;
+        check:--modules) _btfslim_btf_inputs ;;
         minimize:--family) _btfslim_words "tracepoints iterators kfuncs lsm struct_ops" ;;
         dedup:--output | dedup:-o) _btfslim_files ;;
         dedup:--top | dedup:-n) ;;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "btfslim/btf.h"
+#include "btfslim/compression.h"
 
 #include <cstdint>
 #include <memory>
@@ -17,7 +18,8 @@ namespace btfslim {
 inline constexpr std::string_view kSysBtfDir = "/sys/kernel/btf";
 inline constexpr std::string_view kRunningVmlinux = "/sys/kernel/btf/vmlinux";
 
-// A whole file, mapped read-only (or read once where the file cannot be mapped, e.g. a pipe).
+// A whole file, mapped read-only (or read once where the file cannot be mapped, e.g. a pipe). A file
+// compressed with xz, zstd or gzip is inflated into memory: bytes() are its contents.
 class FileBytes {
  public:
   // Throws InputError for a missing file, a directory, permission denied, an empty file.
@@ -28,6 +30,8 @@ class FileBytes {
 
   const std::string& path() const { return path_; }
   std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  // How the file on disk is compressed (None: bytes() are the file).
+  Compression compression() const { return compression_; }
   // Reads the pages of `range` (a part of bytes()) in one go, before a pass that touches all of them.
   void prefetch(std::span<const std::uint8_t> range) const;
   // Gives back the memory of the pages wholly inside `range` (a part of bytes() that is read and done
@@ -46,10 +50,13 @@ class FileBytes {
 
  private:
   FileBytes() = default;
+  // Replaces the file's bytes with what they inflate to, where they are a compressed stream.
+  void inflate_if_compressed();
   std::string path_;
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
   bool mapped_ = false;
+  Compression compression_ = Compression::None;
 };
 
 // The sections of an ELF file that btfslim reads, as spans of the mapped file (zero copy; a
@@ -179,5 +186,11 @@ std::shared_ptr<const Btf> load_btf(std::string_view arg, const LoadOptions& opt
 // Loads BTF from a resolved path with an explicit base (nullptr for none); `ext` as in LoadOptions.
 std::shared_ptr<const Btf> load_btf_file(const std::string& path, std::shared_ptr<const Btf> base,
                                          std::span<const std::uint8_t>* ext = nullptr);
+
+// The BTF of each kernel module at `paths` (.ko, or compressed), split on `vmlinux`, in order; a module
+// built without BTF is passed over. Throws InputError for a file that is not a module, and for a module
+// whose BTF does not fit `vmlinux` (a module of another kernel).
+std::vector<std::shared_ptr<const Btf>> load_module_btfs(const std::vector<std::string>& paths,
+                                                         const std::shared_ptr<const Btf>& vmlinux);
 
 }  // namespace btfslim

@@ -33,10 +33,6 @@ struct ModuleReport {
   double saved_bytes = 0;
 };
 
-// The name lsmod shows for a module's file or /sys/kernel/btf entry: the last path component without
-// ".ko" (and a compression suffix after it), '-' as '_' ("/lib/.../nf-nat.ko" -> "nf_nat").
-std::string module_name(std::string_view path);
-
 // Types are "the same" when kind, name, size and members (names, offsets, and what their types are:
 // the base id, or the kind-and-name chain of a module-local type) agree. All modules must share a base.
 ModuleReport analyze_modules(const std::vector<std::shared_ptr<const Btf>>& modules);

@@ -138,4 +138,27 @@ void write_file_atomically(const std::string& path, std::string_view bytes);
 // without a copy of it in memory).
 void write_file_atomically(const std::string& path, std::span<const std::string_view> pieces);
 
+// Refuses, before any work, an output file that could not be written: its directory is missing or not
+// writable, or it is a directory. "-" (stdout) and "" (none) pass.
+void check_output_file(const std::string& path, std::string_view option);
+
+// A directory of outputs written whole or not at all: files go into a new directory beside `target`
+// (.NAME.btfslim-XXXXXX), which takes target's place only at commit(); an existing target directory is
+// then replaced. Dropped without commit() (an error on the way), the new directory is removed and
+// target is as it was. The constructor refuses a target that is a file, or whose parent is missing.
+class StagedDirectory {
+ public:
+  explicit StagedDirectory(const std::string& target);
+  ~StagedDirectory();
+  StagedDirectory(const StagedDirectory&) = delete;
+  StagedDirectory& operator=(const StagedDirectory&) = delete;
+  // Where to write what goes to target/NAME: path() + "/NAME".
+  const std::string& path() const { return staging_; }
+  void commit();
+
+ private:
+  std::string target_, staging_;
+  bool committed_ = false;
+};
+
 }  // namespace btfslim

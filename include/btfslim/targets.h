@@ -18,8 +18,21 @@ struct TargetFile {
   std::string relative;  // below the directory argument it was found in; for a file argument, its file name
 };
 
-// Whether a file starts like BTF (either byte order) or ELF: what a directory walk takes as a target.
+// Whether a file starts like BTF (either byte order) or ELF, or is compressed BTF named so (NAME.btf.xz,
+// vmlinux.zst): what a directory walk takes as a target.
 bool looks_like_btf(const std::string& path);
+
+// Whether a file is named as a kernel module: NAME.ko, or compressed NAME.ko.xz, .ko.zst, .ko.gz.
+bool is_module_file(std::string_view path);
+// The name lsmod shows for a module's file or /sys/kernel/btf entry: the last path component without
+// ".ko" (and a compression suffix after it), '-' as '_' ("/lib/.../nf-nat.ko.xz" -> "nf_nat").
+std::string module_name(std::string_view path);
+// The module files under `dir` and its subdirectories, sorted by path. Throws InputError for a directory
+// that cannot be listed or holds no module.
+std::vector<std::string> module_files(const std::string& dir);
+// The files a modules tree carries for depmod and modprobe at its top (modules.order, modules.builtin,
+// modules.dep...): their names, sorted.
+std::vector<std::string> module_index_files(const std::string& dir);
 
 // The files named, and the BTF files and archives under each directory named (sorted by path within
 // it), in argument order. Throws InputError for a directory that cannot be listed or holds none.

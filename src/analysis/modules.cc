@@ -5,6 +5,7 @@
 // module-local types by the chain of kinds down to the first named type, so that two modules' private
 // copies of `struct foo *` compare equal. The walk is bounded, so reference loops cannot hang it.
 #include "btfslim/modules.h"
+#include "btfslim/targets.h"
 
 #include "btfslim/footprint.h"
 #include "btfslim/kernel_memory.h"
@@ -109,16 +110,6 @@ std::string structural_key(const Btf& btf, TypeId id) {
 }
 
 }  // namespace
-
-std::string module_name(std::string_view path) {
-  if (const auto slash = path.rfind('/'); slash != std::string_view::npos) path.remove_prefix(slash + 1);
-  if (const auto ko = path.rfind(".ko"); ko != std::string_view::npos && ko > 0 &&
-                                         (ko + 3 == path.size() || path[ko + 3] == '.'))
-    path = path.substr(0, ko);
-  std::string name(path);
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name;
-}
 
 ModuleReport analyze_modules(const std::vector<std::shared_ptr<const Btf>>& modules) {
   ModuleReport report;

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <optional>
 #include <unordered_map>
@@ -36,6 +37,7 @@ struct CheckArgs {
   bool allow_missing = false;  // deprecated: what it excused no longer fails
   std::vector<std::string> attach_targets;  // PROG=FUNC
   bool no_attach = false;
+  std::vector<std::string> modules;  // --modules: the one kernel's modules (files, or directories of them)
 };
 
 AttachOptions attach_options(const CheckArgs& args) {
@@ -61,7 +63,29 @@ std::vector<std::shared_ptr<const Btf>> running_modules(const std::shared_ptr<co
   return modules;
 }
 
-CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>& base, bool running) {
+// The module files --modules names: directories stand for every module under them.
+std::vector<std::string> module_arguments(const std::vector<std::string>& given) {
+  std::vector<std::string> paths;
+  for (const std::string& g : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(g, ec)) {
+      paths.push_back(g);
+      continue;
+    }
+    std::vector<std::string> found = module_files(g);
+    paths.insert(paths.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+  }
+  return paths;
+}
+
+CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>& base, bool running,
+                       const std::vector<std::string>& modules) {
+  if (!modules.empty()) {
+    // One kernel with its modules, as a loader meets it on that kernel: vmlinux, then every module.
+    auto vmlinux = load_btf(arg);
+    if (vmlinux->is_split()) fail(arg, "is split BTF: --modules goes with a kernel's vmlinux");
+    return CoreTarget(vmlinux, load_module_btfs(modules, vmlinux));
+  }
   if (running) {
     auto vmlinux = load_btf("");
     return CoreTarget(vmlinux, running_modules(vmlinux));
@@ -101,6 +125,13 @@ void run_check(const CheckArgs& args) {
     if (!used[i]) fail("--attach-target", "no program '{}' in the objects", esc(attach.targets[i].first));
 
   const bool running = args.targets.empty();
+  std::vector<std::string> modules;
+  if (!args.modules.empty()) {
+    if (args.targets.size() != 1 || is_archive_path(args.targets[0]) || std::filesystem::is_directory(args.targets[0]))
+      fail("--modules", "goes with one kernel: --btf VMLINUX --modules DIR");
+    if (!args.base.empty()) fail("--modules", "does not go with --base: the modules are split on the --btf kernel");
+    modules = module_arguments(args.modules);
+  }
   std::vector<std::string> targets;
   if (running)
     targets.push_back(std::string(kRunningVmlinux));
@@ -162,7 +193,7 @@ void run_check(const CheckArgs& args) {
   };
   for (const std::string& t : targets) {
     if (!is_archive_path(t)) {
-      check_on(t, load_target(t, base, running));
+      check_on(t, load_target(t, base, running, modules));
       continue;
     }
     // Each raw BTF member of an archive (btfhub: one kernel per .btf.tar.xz), read and dropped in turn.
@@ -218,6 +249,11 @@ void register_check(CLI::App& app) {
                   "PROG=FUNC: the attach target a loader gives program PROG at run time "
                   "(bpf_program__set_attach_target), checked instead of the one its section names; repeat for more")
       ->type_name("PROG=FUNC")
+      ->allow_extra_args(false);
+  cmd->add_option("--modules", args->modules,
+                  "the modules of the one --btf kernel (.ko, .ko.xz, .ko.zst, .ko.gz files, or directories of them such "
+                  "as /lib/modules/RELEASE): attach targets, kfuncs, ksyms and CO-RE candidates the kernel lacks are "
+                  "looked up in their BTF, as libbpf does on a running kernel")
       ->allow_extra_args(false);
   cmd->add_flag("--no-attach", args->no_attach,
                 "report attach targets (fentry/, fexit/, fmod_ret/, lsm/, tp_btf/, iter/ sections) without "

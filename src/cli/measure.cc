@@ -6,6 +6,7 @@
 #include "btfslim/footprint.h"
 #include "btfslim/input.h"
 #include "btfslim/report.h"
+#include "btfslim/targets.h"
 
 #include <dirent.h>
 
@@ -40,51 +41,22 @@ Format parse_format(const std::string& f) {
   return f == "json" ? Format::Json : f == "csv" ? Format::Csv : Format::Table;
 }
 
-bool compressed_module(const std::string& name) {
-  for (const char* suffix : {".ko.xz", ".ko.zst", ".ko.gz"})
-    if (name.ends_with(suffix)) return true;
-  return false;
-}
-
-// Module BTFs named on the command line (a directory stands for every .ko under it, as a kernel's
-// modules tree), or every module under /sys/kernel/btf, sorted by name. CLI11 gives a bare --modules as
-// one empty value. Compressed modules are skipped with a note: nothing here inflates them.
+// Module BTFs named on the command line (a directory stands for every module under it, as a kernel's
+// modules tree: .ko, and compressed .ko.xz, .ko.zst, .ko.gz), or every module under /sys/kernel/btf,
+// sorted by name. CLI11 gives a bare --modules as one empty value.
 std::vector<std::string> module_paths(std::vector<std::string> given) {
   std::erase(given, std::string());
   std::vector<std::string> paths;
   if (!given.empty()) {
-    std::size_t compressed = 0;
     for (const auto& g : given) {
       std::error_code ec;
       if (!std::filesystem::is_directory(g, ec)) {
-        if (compressed_module(g)) {
-          ++compressed;
-          continue;
-        }
         paths.push_back(g);
         continue;
       }
-      std::vector<std::string> found;
-      for (auto it = std::filesystem::recursive_directory_iterator(g, ec); !ec && it != std::filesystem::end(it);
-           it.increment(ec)) {
-        if (!it->is_regular_file(ec)) continue;
-        const std::string path = it->path().string();
-        if (path.ends_with(".ko"))
-          found.push_back(path);
-        else if (compressed_module(path))
-          ++compressed;
-      }
-      if (ec) fail(g, "cannot list modules: {}", ec.message());
-      if (found.empty() && compressed == 0) fail(g, "holds no kernel module (.ko)");
-      std::sort(found.begin(), found.end());
-      paths.insert(paths.end(), found.begin(), found.end());
+      std::vector<std::string> found = module_files(g);
+      paths.insert(paths.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
     }
-    if (compressed)
-      std::fprintf(stderr,
-                   "btfslim: note: skipped %zu compressed module%s (.ko.xz, .ko.zst, .ko.gz): decompress them to "
-                   "measure them\n",
-                   compressed, compressed == 1 ? "" : "s");
-    if (paths.empty()) fail(given.front(), "no uncompressed module to measure");
     return paths;
   }
   const std::string dir(kSysBtfDir);

@@ -14,6 +14,7 @@
 #include "btfslim/input.h"
 #include "btfslim/minimize.h"
 #include "btfslim/output.h"
+#include "btfslim/parallel.h"
 #include "btfslim/progress.h"
 #include "btfslim/targets.h"
 #include "btfslim/terminal.h"
@@ -358,12 +359,6 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
   return {i, n};
 }
 
-unsigned default_jobs() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 // Whether `inner` is `outer` or below it (both made absolute and normal).
 bool is_within(const fs::path& inner, const fs::path& outer) {
@@ -516,7 +511,7 @@ UnitResult Batch::run_unit(const Unit& unit) {
 void Batch::run() {
   plan();
   const std::size_t n = units_.size();
-  const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(args_.jobs ? args_.jobs : default_jobs(), std::max<std::size_t>(n, 1)));
+  const unsigned jobs = static_cast<unsigned>(std::min<std::size_t>(args_.jobs ? args_.jobs : available_cpus(), std::max<std::size_t>(n, 1)));
 
   std::vector<UnitResult> results(n);
   std::vector<char> finished(n, 0);
@@ -646,9 +641,8 @@ void register_minimize(CLI::App& app) {
                   "the source BTF: a file (raw BTF, vmlinux), or 'vmlinux' (default: the running kernel); "
                   "repeat, or name directories or .btf.tar.xz archives, for a batch written under -o DIR")
       ->allow_extra_args(false);
-  cmd->add_option("--output,-o", args->output,
-                  "where to write the minimized BTF ('-': standard output); for a batch, the directory")
-      ->required();
+  CLI::Option* output = cmd->add_option("--output,-o", args->output,
+                  "where to write the minimized BTF ('-': standard output); for a batch, the directory");
   add_base_option(*cmd, args->source_base,
                   "the base the source continues, for a module's BTF in a .ko file or a split BTF file "
                   "(automatic for a module under /sys/kernel/btf)");
@@ -683,20 +677,24 @@ void register_minimize(CLI::App& app) {
       "are always kept: the kernel lists them itself)")->allow_extra_args(false);
   CLI::Option* modules = cmd->add_option(
       "--modules", kernel->modules,
-      "with --kernel: rewrite every module (.ko) under this directory for the slim kernel; -o is then a directory "
-      "that gets vmlinux and the modules at their paths");
+      "with --kernel: rewrite every module (.ko, .ko.xz, .ko.zst, .ko.gz) under this directory for the slim kernel; "
+      "-o is then a directory that gets vmlinux and the modules at their paths, compressed as they came");
   CLI::Option* attach = cmd->add_option(
       "--attach-target", kernel->attach_targets,
       "with --kernel: PROG=FUNC, the target a program's loader sets (bpf_program__set_attach_target)")
       ->allow_extra_args(false);
-  cmd->callback([args, shard, kernel, kernel_opt, btf_out, family, attach, modules, cmd] {
+  cmd->callback([args, shard, kernel, kernel_opt, btf_out, family, attach, modules, output, cmd] {
     args->sharded = shard->count() > 0;
     if (kernel_opt->count() == 0) {
       for (const CLI::Option* o : {btf_out, family, attach, modules})
         if (o->count() > 0) fail(o->get_name(), "goes with --kernel");
+      if (output->count() == 0) fail("minimize", "-o OUT is required (a file, '-' for standard output, or a batch's directory)");
       if (args->objects.empty()) fail("minimize", "name the BPF objects to minimize for");
       return run_minimize(*args);
     }
+    if (output->count() == 0 && (btf_out->count() == 0 || modules->count() > 0))
+      fail("minimize --kernel", "{}", modules->count() > 0 ? "-o DIR is required with --modules"
+                                                           : "-o IMAGE or --btf-out BTF is required (or both)");
     for (const char* o : {"--btf", "--base", "--btf-base", "--split-base", "--elf", "--skip-poisoned", "--jobs", "--shard"})
       if (cmd->count(o) > 0) fail(o, "does not go with --kernel");
     kernel->output = args->output;

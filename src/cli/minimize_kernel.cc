@@ -2,18 +2,24 @@
 // profile of BPF objects, written into a copy of the image (and, with --btf-out, alone for a build's
 // link), with a report of what it costs before and after and --explain for why a type is kept.
 #include "btfslim/cli.h"
+#include "btfslim/compression.h"
 #include "btfslim/elf_writer.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 #include "btfslim/kernel_btf.h"
 #include "btfslim/kernel_memory.h"
 #include "btfslim/output.h"
+#include "btfslim/parallel.h"
+#include "btfslim/targets.h"
 
 #include "minimize_kernel.h"
 
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <optional>
+
+#include <unistd.h>
 
 namespace btfslim::cli {
 namespace {
@@ -174,50 +180,76 @@ void print_lookups(const KernelImage& image, const SlimKernel& slim, OutputBuffe
   report.print("  and by names its image and the objects tell: {}\n", found);
 }
 
+// A name an object's loader looks up that the kernel image lacks: libbpf looks for it in the modules.
+struct ModuleLookup {
+  std::string_view name;
+  Kind kind = Kind::Unknown;
+};
+
+// Whether `btf`'s own types (a module's, not its base's) have `name` as a type of `kind`.
+bool has_own_type(const Btf& btf, const ModuleLookup& want) {
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    const TypeView t = btf.type(id);
+    if (t.kind() == want.kind && btf.str(t.name_off()) == want.name) return true;
+  }
+  return false;
+}
+
 // What rewriting a tree of modules for the slim kernel gave.
 struct ModulesOutcome {
-  std::size_t rewritten = 0, copied = 0;
+  std::vector<std::string> found_in;  // per ModuleLookup: the first module (by path) that has it, or ""
+  std::size_t rewritten = 0, copied = 0, index_files = 0;
+  std::size_t compressed = 0;                          // of the rewritten: written back compressed
   std::uint64_t bytes_before = 0, bytes_after = 0;    // their .BTF
   std::uint64_t types_before = 0, own = 0, imported = 0;
   std::uint64_t memory_before = 0, memory_after = 0;  // loaded: kernel_memory(Module)
 };
 
-// Every .ko under `dir`, rewritten for the slim kernel (split on `padded`, the image's new .BTF) and
-// written at the same relative path under `out_dir`; a module without BTF is copied as it is.
+// Every module under `dir` (`kos`, from module_files), rewritten for the slim kernel (split on `padded`,
+// the image's new .BTF) and written at the same relative path under `out_dir`, compressed as it came; a
+// module without BTF is copied as it is, and so are the tree's modules.* files, for depmod. Each name of
+// `wanted` is looked for in each module, and must be in its rewritten BTF where it was in its own.
 ModulesOutcome rewrite_modules(const KernelImage& image, const SlimKernel& slim, const std::string& padded,
-                               const std::string& dir, const std::string& out_dir) {
+                               const std::string& dir, const std::vector<std::string>& kos, const std::string& out_dir,
+                               std::span<const ModuleLookup> wanted) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  std::vector<fs::path> kos;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-    if (it->is_regular_file(ec) && it->path().extension() == ".ko") kos.push_back(it->path());
-  if (ec) fail(dir, "cannot read the directory: {}", ec.message());
-  if (kos.empty()) fail(dir, "holds no kernel modules (.ko)");
-  std::sort(kos.begin(), kos.end());
-
   // The slim base as the modules' BTF will meet it, to read each rewritten one back on.
   auto owner = std::make_shared<std::string>(padded);
   const auto base = Btf::parse("the slim BTF", owner,
                                std::span(reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size()));
-  ModulesOutcome out;
-  for (const fs::path& ko : kos) {
-    const std::string target = (fs::path(out_dir) / fs::relative(ko, dir)).string();
+  // Each module on its own, on every CPU (xz compression is most of the time), its figures summed after.
+  std::vector<ModulesOutcome> each(kos.size());
+  parallel_for(kos.size(), available_cpus(), [&](std::size_t i) {
+    const std::string& ko = kos[i];
+    ModulesOutcome& out = each[i];
+    std::error_code ec;
+    const std::string target = (fs::path(out_dir) / fs::path(ko).lexically_relative(dir)).string();
     fs::create_directories(fs::path(target).parent_path(), ec);
     if (ec) fail(fs::path(target).parent_path().string(), "cannot create directory: {}", ec.message());
-    const auto module = read_kernel_module(ko.string(), image);
+    const auto module = read_kernel_module(ko, image);
     if (!module) {
-      const auto bytes = FileBytes::open(ko.string())->bytes();
-      write_file_atomically(target, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      if (!fs::copy_file(ko, target, ec)) fail(target, "cannot copy {}: {}", esc(ko), ec.message());
       ++out.copied;
-      continue;
+      return;
     }
     const SlimModule m = slim_module(image, slim, *module);
     auto copy = std::make_shared<std::string>(m.btf);
-    (void)Btf::parse(target, copy, std::span(reinterpret_cast<const std::uint8_t*>(copy->data()), copy->size()), base);
+    const auto rewritten =
+        Btf::parse(target, copy, std::span(reinterpret_cast<const std::uint8_t*>(copy->data()), copy->size()), base);
+    out.found_in.resize(wanted.size());
+    for (std::size_t w = 0; w < wanted.size(); ++w) {
+      if (!has_own_type(*module->btf, wanted[w])) continue;
+      if (!has_own_type(*rewritten, wanted[w]))
+        fail(target, "not written: its {} '{}' is missing from the rewritten BTF", kind_name(wanted[w].kind),
+             esc(wanted[w].name));
+      out.found_in[w] = module_name(ko);
+    }
     std::vector<std::pair<std::string, std::string_view>> sections = {{".BTF", m.btf}};
     if (!m.ids.empty()) sections.push_back({".BTF_ids", m.ids});
-    write_file_atomically(target, elf_with_sections(module->file->bytes(), sections, target));
+    const Compression compression = module->file->compression();
+    write_file_atomically(target, compress(elf_with_sections(module->file->bytes(), sections, target), compression));
     ++out.rewritten;
+    out.compressed += compression != Compression::None;
     out.bytes_before += module->btf->raw().size();
     out.bytes_after += m.btf.size();
     out.types_before += module->btf->own_count();
@@ -225,6 +257,28 @@ ModulesOutcome rewrite_modules(const KernelImage& image, const SlimKernel& slim,
     out.imported += m.imported;
     out.memory_before += kernel_memory(module->btf->raw().size(), module->btf->own_count(), LoadedAs::Module).total();
     out.memory_after += kernel_memory(m.btf.size(), m.own + m.imported, LoadedAs::Module).total();
+  });
+  ModulesOutcome out;
+  out.found_in.resize(wanted.size());
+  for (const ModulesOutcome& m : each) {
+    for (std::size_t w = 0; w < m.found_in.size(); ++w)
+      if (out.found_in[w].empty()) out.found_in[w] = m.found_in[w];
+    out.rewritten += m.rewritten;
+    out.copied += m.copied;
+    out.compressed += m.compressed;
+    out.bytes_before += m.bytes_before;
+    out.bytes_after += m.bytes_after;
+    out.types_before += m.types_before;
+    out.own += m.own;
+    out.imported += m.imported;
+    out.memory_before += m.memory_before;
+    out.memory_after += m.memory_after;
+  }
+  std::error_code ec;
+  for (const std::string& name : module_index_files(dir)) {
+    const std::string target = out_dir + "/" + name;
+    if (!fs::copy_file(fs::path(dir) / name, target, ec)) fail(target, "cannot copy {}: {}", esc(name), ec.message());
+    ++out.index_files;
   }
   return out;
 }
@@ -244,28 +298,31 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
   profile.attach.targets = parse_attach_targets(args.attach_targets);
 
   // No output may be an input (with --modules, the image goes to OUT/vmlinux).
+  if (!args.modules.empty() && args.output == "-") fail("-o -", "--modules writes a directory: name it with -o DIR");
   const std::string image_out = args.modules.empty() ? args.output : (std::filesystem::path(args.output) / "vmlinux").string();
   for (const std::string& out : {image_out, args.btf_out}) {
     if (same_file(out, args.kernel)) fail(out, "is the kernel image given with --kernel: refusing to overwrite it");
     for (const BpfObject* in : profile.objects)
       if (same_file(out, in->path())) fail(out, "is an input ({}): refusing to overwrite it", esc(in->path()));
   }
+  // Every refusal that can be made before the work is made now: outputs that cannot be written, a modules
+  // tree that holds none. Nothing is written until everything is known to be right.
+  check_output_file(args.btf_out, "--btf-out");
+  std::vector<std::string> kos;
+  if (args.modules.empty()) {
+    check_output_file(args.output, "-o");
+  } else {
+    std::error_code ec;
+    const auto in = std::filesystem::weakly_canonical(args.modules, ec), out = std::filesystem::weakly_canonical(args.output, ec);
+    if (out == in || std::mismatch(in.begin(), in.end(), out.begin(), out.end()).first == in.end())
+      fail(args.output, "is, or is inside, the --modules directory: refusing to write modules among their sources");
+    kos = module_files(args.modules);
+  }
 
   const SlimKernel slim = slim_kernel(image, profile);
   if (!args.no_verify)
     if (const std::string diff = verify_slim(image, profile, slim); !diff.empty())
-      fail(args.output, "not written: the slim BTF does not serve as the source does: {}", diff);
-
-  // With --modules, -o is a directory: the image goes to OUT/vmlinux, the modules beside it.
-  if (!args.modules.empty()) {
-    std::error_code ec;
-    const auto in = std::filesystem::weakly_canonical(args.modules, ec), out = std::filesystem::weakly_canonical(args.output, ec);
-    if (args.output == "-") fail("-o -", "--modules writes a directory: name it with -o DIR");
-    if (out == in || std::mismatch(in.begin(), in.end(), out.begin(), out.end()).first == in.end())
-      fail(args.output, "is, or is inside, the --modules directory: refusing to write modules among their sources");
-    std::filesystem::create_directories(args.output, ec);
-    if (ec) fail(args.output, "cannot create directory: {}", ec.message());
-  }
+      fail(args.output.empty() ? args.btf_out : args.output, "not written: the slim BTF does not serve as the source does: {}", diff);
 
   // The image: .BTF and .BTF_ids replaced in place, every other byte as it was.
   const std::string btf = padded_btf(image, slim);
@@ -286,10 +343,33 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
   OutputBuffer report(args.output == "-" || args.btf_out == "-" ? 2 : 1,
                       args.output == "-" || args.btf_out == "-" ? "stderr" : "stdout");
   for (const std::string& name : args.explain) explain(image, profile, slim, name, report);
-  write_file_atomically(image_out, pieces);
-  const ModulesOutcome modules =
-      args.modules.empty() ? ModulesOutcome{} : rewrite_modules(image, slim, btf, args.modules, args.output);
+  // The outputs, each whole or not at all: with --modules, a directory that takes -o's place once
+  // complete; --btf-out before the image, and taken back if the image cannot be written.
+  std::optional<StagedDirectory> staged;
+  if (!args.modules.empty()) staged.emplace(args.output);
   if (!args.btf_out.empty()) write_file_atomically(args.btf_out, slim.btf);
+  // What the loader looks for in the modules: the kernel references the image lacks.
+  std::vector<ModuleLookup> wanted;
+  for (std::size_t o = 0; o < profile.objects.size(); ++o)
+    for (std::size_t r = 0; r < slim.refs[o].size(); ++r) {
+      const KernelRef& ref = slim.refs[o][r];
+      if (!args.modules.empty() && ref.unchecked.empty() && slim.ref_ids[o][r] == 0 && ref.kind != KernelRefKind::StructOps)
+        wanted.push_back({ref.lookup, ref.lookup_kind});
+    }
+  ModulesOutcome modules;
+  try {
+    if (staged)
+      write_file_atomically(staged->path() + "/vmlinux", pieces);
+    else if (!image_out.empty())
+      write_file_atomically(image_out, pieces);
+    if (staged) {
+      modules = rewrite_modules(image, slim, btf, args.modules, kos, staged->path(), wanted);
+      staged->commit();
+    }
+  } catch (...) {
+    if (!args.btf_out.empty() && args.btf_out != "-") ::unlink(args.btf_out.c_str());
+    throw;
+  }
 
   const Btf& src = *image.btf;
   const std::uint32_t source_types = src.end_id() - 1;
@@ -319,32 +399,44 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
                100.0 * slim.types / std::max<std::uint32_t>(source_types, 1),
                100.0 * static_cast<double>(slim.btf.size()) / static_cast<double>(std::max<std::size_t>(src.raw().size(), 1)));
   print_lookups(image, slim, report);
+  std::size_t w = 0;
   for (std::size_t o = 0; o < profile.objects.size(); ++o)
     for (std::size_t r = 0; r < slim.refs[o].size(); ++r) {
       const KernelRef& ref = slim.refs[o][r];
+      const bool looked_for = !args.modules.empty() && ref.unchecked.empty() && slim.ref_ids[o][r] == 0 &&
+                              ref.kind != KernelRefKind::StructOps;
+      const std::string module = looked_for ? modules.found_in[w++] : std::string();
       if (!ref.unchecked.empty())
         report.print("  note: {}: {} '{}' not kept: {}\n", esc(profile.objects[o]->path()), kernel_ref_kind_name(ref.kind),
                      esc(ref.name), ref.unchecked);
+      else if (!module.empty())
+        report.print("  note: {}: {} '{}' is module {}'s, whose own types are kept whole\n",
+                     esc(profile.objects[o]->path()), kernel_ref_kind_name(ref.kind), esc(ref.name), esc(module));
       else if (slim.ref_ids[o][r] == 0)
-        report.print("  note: {}: {} '{}': the kernel has no {}, slim or not\n", esc(profile.objects[o]->path()),
-                     kernel_ref_kind_name(ref.kind), esc(ref.name), esc(ref.lookup));
+        report.print("  note: {}: {} '{}': the kernel has no {}{}, slim or not{}\n", esc(profile.objects[o]->path()),
+                     kernel_ref_kind_name(ref.kind), esc(ref.name), esc(ref.lookup),
+                     args.modules.empty() ? "" : " in its image or modules",
+                     args.modules.empty() ? " (with --modules DIR, its modules are searched too)" : "");
     }
   for (std::size_t o = 0; o < profile.objects.size(); ++o)
     for (const UnfollowedAccess& u : slim.accesses[o].found.unfollowed)
       report.print("  note: {} {}: {}: {} kept whole (--explain says more)\n", esc(profile.objects[o]->path()),
                    access_site(*profile.objects[o], slim.accesses[o], u.program, u.insn), u.why,
                    u.type ? type_label(src, u.type) : std::string("the structs its typed pointers had"));
-  report.print("{}: the image, with .BTF replaced in place ({} bytes, padded) and {} .BTF_ids slots remapped, {} sets "
+  if (!image_out.empty()) report.print("{}: the image, with .BTF replaced in place ({} bytes, padded) and {} .BTF_ids slots remapped, {} sets "
                "sorted again\n",
                image_out == "-" ? "stdout" : escape(image_out), with_commas(btf.size()), image.slots.size(),
                image.sets.size());
   if (!args.modules.empty()) {
-    report.print("{}: {} modules of {} rewritten for the slim base ({} without BTF copied as they are): BTF {} -> {} "
-                 "bytes, {} -> {} types ({} copied from the old base); loaded, {} -> {} bytes of kernel memory\n",
-                 escape(args.output), modules.rewritten, escape(args.modules), modules.copied,
-                 with_commas(modules.bytes_before), with_commas(modules.bytes_after), with_commas(modules.types_before),
-                 with_commas(modules.own + modules.imported), with_commas(modules.imported),
-                 with_commas(modules.memory_before), with_commas(modules.memory_after));
+    report.print("{}: {} modules of {} rewritten for the slim base ({} compressed as they came; {} without BTF copied "
+                 "as they are, and {} modules.* files): BTF {} -> {} bytes, {} -> {} types ({} copied from the old "
+                 "base); loaded, {} -> {} bytes of kernel memory\n",
+                 escape(args.output), modules.rewritten, escape(args.modules), modules.compressed, modules.copied,
+                 modules.index_files, with_commas(modules.bytes_before), with_commas(modules.bytes_after),
+                 with_commas(modules.types_before), with_commas(modules.own + modules.imported),
+                 with_commas(modules.imported), with_commas(modules.memory_before), with_commas(modules.memory_after));
+    report.print("  the kernel with all its modules loaded: {} -> {} bytes of kernel memory\n",
+                 with_commas(before.total() + modules.memory_before), with_commas(in_place.total() + modules.memory_after));
     report.print("  note: a rewritten module has no signature: a kernel that enforces signatures wants it signed again "
                  "(scripts/sign-file sha256 KEY CERT MODULE.ko, with the build's key); one that does not taints\n");
   }

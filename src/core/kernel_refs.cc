@@ -16,6 +16,7 @@
 #include "btfslim/input.h"
 #include "btfslim/loader.h"
 #include "btfslim/name_prefixes.h"
+#include "btfslim/targets.h"
 #include "spec.h"
 
 #include <elf.h>
@@ -253,7 +254,7 @@ KernelRefResult missing(const KernelRef& ref, std::string what) {
 std::string describe(const KernelNameIndex::Found& f) {
   const TypeView t = f.btf->type(f.id);
   std::string s = fmt::format("[{}] {} {}", f.id, kind_name(t.kind()), esc(f.btf->str(t.name_off())));
-  if (f.module) s += fmt::format(" in {}", esc(f.btf->name()));
+  if (f.module) s += fmt::format(" ({})", esc(module_name(f.btf->name())));
   return s;
 }
 

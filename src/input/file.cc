@@ -3,7 +3,10 @@
 // A regular file is mapped private and copy-on-write (libelf may fix up headers in place; nothing of ours
 // writes). sysfs refuses writable mappings, so a read-only mapping is tried next, and files that cannot be
 // mapped at all (pipes, older kernels' /sys/kernel/btf) are read once into memory, with a cap so that an
-// endless stream cannot exhaust memory.
+// endless stream cannot exhaust memory. A compressed file (xz, zstd, gzip: how distributions ship
+// modules) is inflated once into memory; its path and its format are kept, so that what is written
+// back for it can be compressed the same way.
+#include "btfslim/compression.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 
@@ -89,6 +92,7 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
       file->data_ = static_cast<const std::uint8_t*>(p);
       file->size_ = size;
       file->mapped_ = true;
+      file->inflate_if_compressed();
       return file;
     }
   }
@@ -125,7 +129,25 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
   file->data_ = buf;
   file->size_ = used;
   if (used == 0) fail(path, "empty file");
+  file->inflate_if_compressed();
   return file;
+}
+
+void FileBytes::inflate_if_compressed() {
+  const Compression c = compression_of(bytes());
+  if (const Compression named = compression_of_name(path_); named != Compression::None && c != named)
+    fail(path_, "is named {} but is not {}-compressed{}", compression_suffix(named), compression_name(named),
+         c == Compression::None ? "" : fmt::format(" (it is {})", compression_name(c)));
+  if (c == Compression::None) return;
+  const Inflated inflated = decompress(path_, bytes(), c);
+  if (mapped_)
+    ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  else
+    std::free(const_cast<std::uint8_t*>(data_));
+  data_ = inflated.data;
+  size_ = inflated.size;
+  mapped_ = false;
+  compression_ = c;
 }
 
 FileBytes::~FileBytes() {

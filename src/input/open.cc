@@ -4,8 +4,10 @@
 // which is right only for a module of the running kernel. Its `.modinfo` says which kernel that is
 // (vermagic=RELEASE ...): a module of another release is refused before its BTF is read, naming both
 // releases. Whatever else is read on the wrong base is caught by Btf::parse's fit check.
+#include "btfslim/archive.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
+#include "btfslim/parallel.h"
 
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -70,7 +72,27 @@ std::shared_ptr<const Btf> running_base(std::string_view why) {
   return base;
 }
 
+bool is_raw_btf(std::span<const std::uint8_t> bytes) {
+  return bytes.size() >= 2 && ((bytes[0] == 0x9f && bytes[1] == 0xeb) || (bytes[0] == 0xeb && bytes[1] == 0x9f));
+}
+
+// An archive (btfhub's NAME.btf.tar.xz) that holds one kernel's BTF stands for it; one of several kernels
+// is not chosen for the user.
+BtfSource read_archive(const std::string& path) {
+  std::shared_ptr<const std::vector<std::uint8_t>> found;
+  std::size_t count = 0;
+  for_each_archive_member(path, [&](const std::string&, std::shared_ptr<const std::vector<std::uint8_t>> bytes) {
+    if (!is_raw_btf(*bytes)) return;
+    if (++count == 1) found = std::move(bytes);
+  });
+  if (count == 0) fail(path, "archive holds no raw BTF files");
+  if (count > 1) fail(path, "archive holds {} BTF files: check and minimize read each of them; extract one to read it here", count);
+  const std::span<const std::uint8_t> bytes(*found);
+  return {found, bytes, false, {}, {}};
+}
+
 BtfSource read_source(const std::string& path) {
+  if (is_archive_path(path)) return read_archive(path);
   auto file = FileBytes::open(path);
   if (!ElfFile::has_elf_magic(file->bytes())) {
     file->prefetch(file->bytes());
@@ -145,6 +167,24 @@ std::shared_ptr<const Btf> load_btf(std::string_view arg, const LoadOptions& opt
     base = running_base("needed as the base of a module's BTF");
   }
   return Btf::parse(input.path, std::move(src.owner), src.bytes, std::move(base), options.names);
+}
+
+std::vector<std::shared_ptr<const Btf>> load_module_btfs(const std::vector<std::string>& paths,
+                                                         const std::shared_ptr<const Btf>& vmlinux) {
+  // Read on every CPU: a distribution's tree is a thousand compressed files.
+  std::vector<std::shared_ptr<const Btf>> modules(paths.size());
+  parallel_for(paths.size(), available_cpus(), [&](std::size_t i) {
+    const std::string& path = paths[i];
+    auto file = FileBytes::open(path);
+    if (!ElfFile::has_elf_magic(file->bytes())) fail(path, "not an ELF file: a kernel module (.ko) is wanted here");
+    auto elf = std::make_shared<ElfFile>(file);
+    if (!elf->is_kernel_module()) fail(path, "not a kernel module (no .modinfo)");
+    const auto btf = elf->section(".BTF");
+    if (!btf || btf->empty()) return;  // built without BTF: nothing of it can be looked up
+    modules[i] = Btf::parse(path, elf, *btf, vmlinux);
+  });
+  std::erase(modules, nullptr);
+  return modules;
 }
 
 }  // namespace btfslim

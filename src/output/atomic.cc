@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace btfslim {
 
@@ -113,6 +114,68 @@ void write_file_atomically(const std::string& path, std::span<const std::string_
     ::unlink(tmp.c_str());
     fail(path, "cannot replace the file: {}", std::strerror(err));
   }
+}
+
+namespace {
+
+// The directory a path is in ("." for a bare name).
+std::string parent_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+void check_output_file(const std::string& path, std::string_view option) {
+  if (path.empty() || path == "-") return;
+  const std::string dir = parent_of(path);
+  if (!is_directory(dir)) fail(path, "cannot be written ({}): no directory {}", option, dir);
+  if (::access(dir.c_str(), W_OK) != 0) fail(path, "cannot be written ({}): {}: {}", option, dir, std::strerror(errno));
+  if (is_directory(path)) fail(path, "is a directory ({} writes a file)", option);
+}
+
+StagedDirectory::StagedDirectory(const std::string& target) : target_(target) {
+  while (target_.size() > 1 && target_.back() == '/') target_.pop_back();
+  struct stat st {};
+  if (::stat(target_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    fail(target_, "is a file: a directory is written here");
+  const std::string dir = parent_of(target_);
+  if (!is_directory(dir)) fail(target_, "cannot be written: no directory {}", dir);
+  const std::size_t slash = target_.rfind('/');
+  staging_ = fmt::format("{}/.{}.btfslim-XXXXXX", dir, slash == std::string::npos ? target_ : target_.substr(slash + 1));
+  if (!::mkdtemp(staging_.data())) fail(target_, "cannot create a directory in {}: {}", dir, std::strerror(errno));
+  // mkdtemp makes it 0700: give it the mode mkdir() would.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(staging_.c_str(), 0777 & ~mask);
+}
+
+StagedDirectory::~StagedDirectory() {
+  if (committed_) return;
+  std::error_code ec;
+  std::filesystem::remove_all(staging_, ec);
+}
+
+void StagedDirectory::commit() {
+  // rename() replaces an empty directory only: move an existing one aside, and remove it once replaced.
+  std::string aside;
+  if (is_directory(target_)) {
+    aside = staging_ + "-old";
+    if (::rename(target_.c_str(), aside.c_str()) != 0) fail(target_, "cannot replace the directory: {}", std::strerror(errno));
+  }
+  if (::rename(staging_.c_str(), target_.c_str()) != 0) {
+    const int err = errno;
+    if (!aside.empty()) ::rename(aside.c_str(), target_.c_str());
+    fail(target_, "cannot put the written directory in place: {}", std::strerror(err));
+  }
+  committed_ = true;
+  std::error_code ec;
+  if (!aside.empty()) std::filesystem::remove_all(aside, ec);
 }
 
 }  // namespace btfslim

@@ -10,15 +10,31 @@
  * libbpf's own error (an extern not found, a failed CO-RE relocation). libbpf's closing summaries ("prog
  * 'x': failed to load: -22", "failed to load object 'x'") are passed over: they name no reason.
  *
+ * `loader --insmod MODULE...` inserts kernel modules instead, one line each:
+ *
+ *   INSMOD <basename> ok
+ *   INSMOD <basename> fail <errno name>
+ *
+ * with finit_module(2), which hands a compressed module (.ko.xz, .ko.zst, .ko.gz) to the kernel's own
+ * decompressor (MODULE_INIT_COMPRESSED_FILE, CONFIG_MODULE_DECOMPRESS) as kmod does: the kernel, not a
+ * tool of ours, says whether it can read what btfslim wrote.
+ *
  * It is linked statically (libbpf, libelf, zlib, glibc) so that the initramfs needs nothing but it and
  * busybox. -v copies everything libbpf prints to stderr, for debugging a program that fails. */
 #define _GNU_SOURCE
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE 4
+#endif
 
 static int verbose;
 static char last_reason[4096];
@@ -120,9 +136,40 @@ static int load(const char *path)
 	return err ? 1 : 0;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int insmod(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	int compressed = ends_with(path, ".xz") || ends_with(path, ".zst") || ends_with(path, ".gz");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0 || syscall(SYS_finit_module, fd, "", compressed ? MODULE_INIT_COMPRESSED_FILE : 0) != 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		printf("INSMOD %s fail %s\n", base, strerrorname_np(err) ? strerrorname_np(err) : strerror(err));
+	else
+		printf("INSMOD %s ok\n", base);
+	fflush(stdout);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1, failed = 0;
+
+	if (argc > 1 && strcmp(argv[1], "--insmod") == 0) {
+		for (i = 2; i < argc; i++)
+			failed += insmod(argv[i]);
+		return failed ? 1 : 0;
+	}
 
 	if (argc > 1 && strcmp(argv[1], "-v") == 0) {
 		verbose = 1;

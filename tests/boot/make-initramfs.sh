@@ -4,7 +4,8 @@
 # on the serial console, between two markers, what tests/e2e/test_kernel_boot.cc compares:
 #
 #   BTFSLIM-BOOT START <kernel release>
-#   INSMOD <module> ok|fail <status>       one per -m module, in the order given, before any load
+#   INSMOD <module> ok|fail <status>       one per -m module (.ko, or compressed .ko.xz, .ko.zst, .ko.gz:
+#                                          the kernel decompresses it), in the order given, before any load
 #   MODBTF <module> <size>                 one per module BTF under /sys/kernel/btf
 #   LOAD <object> ok|fail ...              one per object, in the order given (the loader's lines)
 #   BTF <size> <sha256>                    of /sys/kernel/btf/vmlinux, or "BTF none"
@@ -15,7 +16,7 @@
 # one that crashes or hangs the loader cannot hide the others' results. `btfslim.verbose` on the kernel
 # command line makes the loader copy all of libbpf's output (the verifier's logs) to the console.
 #
-# Usage: make-initramfs.sh [-m MODULE.ko]... OUT LOADER OBJECT...
+# Usage: make-initramfs.sh [-m MODULE.ko[.xz|.zst|.gz]]... OUT LOADER OBJECT...
 # Needs busybox (Debian's busybox-static: it must run without a libc in the guest) and cpio.
 set -eu
 
@@ -77,13 +78,9 @@ echo
 echo "BTFSLIM-BOOT START $(uname -r)"
 verbose=
 grep -q 'btfslim.verbose' /proc/cmdline && verbose=-v
-for ko in /modules/*/*.ko; do
+for ko in /modules/*/*.ko*; do
   [ -e "$ko" ] || continue
-  if insmod "$ko" 2>/tmp/insmod.err; then
-    echo "INSMOD $(basename "$ko") ok"
-  else
-    echo "INSMOD $(basename "$ko") fail $(tr '\n' ' ' </tmp/insmod.err)"
-  fi
+  /bin/loader --insmod "$ko" || true
 done
 for f in /sys/kernel/btf/*; do
   [ "${f##*/}" = vmlinux ] || echo "MODBTF ${f##*/} $(wc -c <"$f")"
