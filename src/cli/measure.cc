@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <unordered_map>
 
 namespace btfslim::cli {
 namespace {
@@ -73,6 +74,33 @@ std::vector<std::string> module_paths(std::vector<std::string> given) {
   return paths;
 }
 
+// A resident base stands for part of the kernel measured (a minimized BTF of it): every named struct,
+// union, enum and integer it has, the kernel has, of the same kind and size. One of another kernel is
+// refused, naming the first type that tells them apart: its counts would be subtracted from the wrong
+// kernel's.
+void check_resident_base(const Btf& kernel, const Btf& base) {
+  auto sized = [](Kind k) { return k == Kind::Struct || k == Kind::Union || k == Kind::Enum || k == Kind::Enum64 || k == Kind::Int; };
+  std::unordered_map<std::string_view, std::pair<Kind, std::uint32_t>> in_kernel;
+  for (TypeId id = 1; id < kernel.end_id(); ++id) {
+    const TypeView t = kernel.type(id);
+    if (t.name_off() != 0 && sized(t.kind())) in_kernel.try_emplace(kernel.str(t.name_off()), t.kind(), t.size());
+  }
+  if (base.end_id() > kernel.end_id())
+    fail(base.name(), "is no resident base of {}: it has more types ({}) than the kernel ({})", esc(kernel.name()),
+         base.end_id() - 1, kernel.end_id() - 1);
+  for (TypeId id = base.first_id(); id < base.end_id(); ++id) {
+    const TypeView t = base.type(id);
+    if (t.name_off() == 0 || !sized(t.kind())) continue;
+    const std::string_view name = base.str(t.name_off());
+    const auto it = in_kernel.find(name);
+    if (it == in_kernel.end() || it->second.first != t.kind())
+      fail(base.name(), "is no resident base of {}: it has no {} '{}'", esc(kernel.name()), kind_name(t.kind()), esc(name));
+    if (it->second.second != t.size())
+      fail(base.name(), "is no resident base of {}: {} '{}' is {} bytes there, {} here (another kernel's?)",
+           esc(kernel.name()), kind_name(t.kind()), esc(name), it->second.second, t.size());
+  }
+}
+
 void run_modules(const MeasureArgs& args, Format format, OutputBuffer& out) {
   std::vector<std::string> files = module_paths(args.modules);
   if (!args.in.input.empty()) files.insert(files.begin(), args.in.input);
@@ -120,6 +148,7 @@ void run_measure(const MeasureArgs& args) {
   RecordNames names;
   std::span<const std::uint8_t> ext_section;
   const auto btf = load_btf(args.in.input, {args.in.base, &names, &ext_section});
+  if (o.delivery.resident_base) check_resident_base(*btf, *o.delivery.resident_base);
   o.filter.require_names(*btf);
   // A BPF object's .BTF.ext names strings of its own: they are its, not unreferenced.
   std::optional<BtfExtReferences> ext;

@@ -4,6 +4,7 @@
 #include "btfslim/error.h"
 #include "btfslim/modules.h"
 #include "btfslim/report.h"
+#include "btfslim/kernel_memory.h"
 #include "btfslim/terminal.h"
 
 #include <unistd.h>
@@ -253,6 +254,10 @@ void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Forma
     add(total, report.modules[i]);
     if (i >= shown) add(others, report.modules[i]);
   }
+  // The kernel they are split on, with every one of them loaded: what a system that loads them all keeps.
+  const Btf* base = modules.empty() || !modules.front()->is_split() ? nullptr : modules.front()->base_shared().get();
+  const std::uint64_t base_memory =
+      base ? kernel_memory(base->raw().size(), base->own_count(), LoadedAs::Vmlinux).total() : 0;
   const std::size_t dup_shown = std::min(top, report.duplicates.size());
   double dup_others = 0;
   for (std::size_t i = dup_shown; i < report.duplicates.size(); ++i) dup_others += report.duplicates[i].saved_bytes;
@@ -273,6 +278,16 @@ void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Forma
     w.field("file_bytes", total.file_bytes);
     w.field("type_count", total.type_count);
     w.field("kernel_memory_bytes", total.kernel_bytes);
+    w.key("base");
+    if (base) {
+      w.begin_object();
+      w.field("file", base->name());
+      w.field("kernel_memory_bytes", base_memory);
+      w.field("loaded_with_modules_bytes", base_memory + total.kernel_bytes);
+      w.end_object();
+    } else {
+      w.value(nullptr);
+    }
     w.key("modules");
     w.begin_array();
     for (std::size_t i = 0; i < shown; ++i) module(report.modules[i]);
@@ -336,6 +351,10 @@ void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Forma
   for (std::size_t i = 0; i < shown; ++i) row(fmt::format("{}", esc(report.modules[i].module)), report.modules[i]);
   if (shown < report.modules.size()) row(others.module, others);
   row("TOTAL", total);
+  if (base)
+    out.print("\nthe kernel with these modules loaded: {} = {} ({}, as vmlinux) + {} (modules)\n",
+              human_size(base_memory + total.kernel_bytes), human_size(base_memory), esc(base->name()),
+              human_size(total.kernel_bytes));
   out.print("\n{} types are carried by more than one module; moving them into the base saves {}\n",
             with_commas(report.duplicates.size()), human_size(report.saved_bytes));
   if (report.duplicates.empty()) return;

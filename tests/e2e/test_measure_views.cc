@@ -183,7 +183,11 @@ TEST_CASE("measure --kernel-model module with a resident base", "[measure-views]
   const std::string path = btfslim::test::running_vmlinux();
   if (path.empty()) return btfslim::test::skip("no /sys/kernel/btf/vmlinux on this machine");
   TempDir dir;
-  btfslim::test::write_file(dir.file("small.btf"), btfslim::test::small_btf());
+  // A resident base is part of the kernel measured: a minimized BTF of it.
+  const std::string object = btfslim::test::test_object("trace_exec");
+  if (!std::filesystem::exists(object)) return btfslim::test::skip("no trace_exec.bpf.o");
+  REQUIRE(bt::btfslim({"minimize", "--btf", path, "-o", dir.file("small.btf"), object}).status == 0);
+  const std::size_t small = bt::read_file(dir.file("small.btf")).size();
   const auto r = bt::btfslim({"measure", "--kernel-model", "module", "--resident-base", dir.file("small.btf"), path});
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Catch::Contains("0 B resident until first use"));
@@ -195,9 +199,14 @@ TEST_CASE("measure --kernel-model module with a resident base", "[measure-views]
   CHECK(whole["data_copied"] == true);
   CHECK(whole["data_bytes"] == j["file_bytes"]);
   const auto resident = j["kernel_memory_resident_base"];
-  CHECK(resident["data_bytes"].get<std::uint64_t>() == btfslim::test::small_btf().size());
-  CHECK(j["kernel_memory_rest_as_module"]["data_bytes"].get<std::uint64_t>() ==
-        j["file_bytes"].get<std::uint64_t>() - btfslim::test::small_btf().size());
+  CHECK(resident["data_bytes"].get<std::uint64_t>() == small);
+  CHECK(j["kernel_memory_rest_as_module"]["data_bytes"].get<std::uint64_t>() == j["file_bytes"].get<std::uint64_t>() - small);
+  // A made-up BTF is no part of the kernel: refused, before anything is printed.
+  bt::write_file(dir.file("made-up.btf"), btfslim::test::small_btf());
+  const auto wrong = bt::btfslim({"measure", "--kernel-model", "module", "--resident-base", dir.file("made-up.btf"), path});
+  CHECK(wrong.status == 2);
+  CHECK(wrong.out.empty());
+  CHECK_THAT(wrong.err, Catch::Contains("is no resident base of"));
 }
 
 TEST_CASE("measure --svg writes a complete picture, atomically", "[measure-views]") {

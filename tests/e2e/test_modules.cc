@@ -293,5 +293,33 @@ TEST_CASE("a minimize --kernel that fails leaves nothing at its output paths", "
   CHECK(run({"bpftool", "btf", "dump", "file", dir.file("outputs/slim.btf")}).status == 0);
 }
 
+TEST_CASE("measure --modules gives the kernel with its modules loaded; a resident base must be the kernel's", "[modules]") {
+  std::string why;
+  const auto old = test_kernel("6.1", why), current = test_kernel("6.12", why);
+  if (!old || !current) return skip(why);
+  const RunResult loaded = btfslim({"measure", "--modules", old->modules + "/kernel/net/netfilter", "--base", old->vmlinux});
+  INFO(loaded.err);
+  REQUIRE(loaded.status == 0);
+  CHECK_THAT(loaded.out, Contains("the kernel with these modules loaded: "));
+  const RunResult json = btfslim({"measure", "--modules", old->modules + "/kernel/net/netfilter", "--base", old->vmlinux,
+                                  "--format", "json"});
+  CHECK_THAT(json.out, Contains("\"loaded_with_modules_bytes\""));
+
+  // A minimized BTF of each kernel: only 6.12's is a resident base of 6.12 (task_struct tells them apart).
+  TempDir dir;
+  const std::string object = test_object("trace_exec");
+  if (!fs::exists(object)) return skip("no trace_exec.bpf.o (built where the running kernel has BTF)");
+  for (const auto& [kernel, out] : {std::pair{old->vmlinux, dir.file("old.btf")}, std::pair{current->vmlinux, dir.file("new.btf")}})
+    REQUIRE(btfslim({"minimize", "--btf", kernel, "-o", out, object}).status == 0);
+  const RunResult right =
+      btfslim({"measure", current->vmlinux, "--kernel-model", "module", "--resident-base", dir.file("new.btf"), "-n", "1"});
+  CHECK(right.status == 0);
+  const RunResult wrong =
+      btfslim({"measure", current->vmlinux, "--kernel-model", "module", "--resident-base", dir.file("old.btf"), "-n", "1"});
+  CHECK(wrong.status == 2);
+  CHECK(wrong.out.empty());
+  CHECK_THAT(wrong.err, StartsWith("btfslim: " + dir.file("old.btf") + ": is no resident base of " + current->vmlinux));
+}
+
 }  // namespace
 }  // namespace btfslim::test
