@@ -21,7 +21,7 @@ _btfslim_options() {
                        --modules --kernel-model --resident-base --svg --help -h" ;;
         check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --modules --help -h" ;;
         minimize) echo "--btf --base -B --split-base --output -o --keep --explain --no-verify --elf --skip-poisoned
-                        --jobs -j --shard --kernel --btf-out --modules --family --attach-target --help -h" ;;
+                        --jobs -j --shard --kernel --btf-out --modules --keep-for-modules --family --attach-target --help -h" ;;
         diff) echo "--base -B --by --format -f --top -n --verbose -v --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         budget) echo "--config -c --format -f --help -h" ;;
@@ -97,7 +97,7 @@ _btfslim_value() {
         measure:--modules | check:--btf | minimize:--btf | minimize:--btf-base) _btfslim_btf_inputs ;;
         measure:--svg | minimize:--output | minimize:-o | minimize:--btf-out) _btfslim_files ;;
         minimize:--kernel) _btfslim_btf_inputs ;;
-        minimize:--modules) _btfslim_dirs ;;
+        minimize:--modules | minimize:--keep-for-modules) _btfslim_dirs ;;
         check:--modules) _btfslim_btf_inputs ;;
         minimize:--family) _btfslim_words "tracepoints iterators kfuncs lsm struct_ops" ;;
         dedup:--output | dedup:-o) _btfslim_files ;;

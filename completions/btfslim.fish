@@ -95,6 +95,7 @@ complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l shard -x -d 'on
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l kernel -r -F -d 'slim the BTF this vmlinux carries'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l btf-out -r -F -d 'also write the slim .BTF alone'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l modules -r -a '(__fish_complete_directories)' -d 'rewrite the modules under this directory'
+complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l keep-for-modules -r -a '(__fish_complete_directories)' -d 'keep what the modules under this directory refer to'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l family -x -a 'tracepoints iterators kfuncs lsm struct_ops' -d 'keep every attach point of a family'
 complete -c btfslim -n '__fish_seen_subcommand_from minimize' -l attach-target -x -d 'PROG=FUNC: the target a loader sets'
 

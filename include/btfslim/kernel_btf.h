@@ -134,6 +134,9 @@ struct KernelProfile {
   AttachOptions attach;
   std::vector<std::string> keep;  // types kept whole, named as `minimize --keep` names them
   std::vector<KernelFamily> families;
+  // --keep-for-modules: the image's types that modules built for it refer to, kept whole with all they
+  // reach, so that those modules' types still find their equals in the slim base.
+  std::vector<TypeId> module_types;
 };
 
 // A name this kernel looks up that its image or the profile tells, not its sources (kernel_lookups.cc).
@@ -173,6 +176,7 @@ struct KernelKeep {
                  // `b` the unfollowed access
     Keep,        // --keep: `a` the name
     Family,      // a family: `a` the KernelFamily
+    Modules,     // --keep-for-modules: a module refers to it, or to a type that reaches it
     Type,        // a kept type refers to it: `from`
   };
   Why why = Why::None;

@@ -679,14 +679,18 @@ void register_minimize(CLI::App& app) {
       "--modules", kernel->modules,
       "with --kernel: rewrite every module (.ko, .ko.xz, .ko.zst, .ko.gz) under this directory for the slim kernel; "
       "-o is then a directory that gets vmlinux and the modules at their paths, compressed as they came");
+  CLI::Option* keep_for_modules = cmd->add_option(
+      "--keep-for-modules", kernel->keep_for_modules,
+      "with --kernel: also keep, whole with all they reach, the types the modules under this directory refer to "
+      "(for modules built later on the slim kernel, which then find them in its base), and say what that costs");
   CLI::Option* attach = cmd->add_option(
       "--attach-target", kernel->attach_targets,
       "with --kernel: PROG=FUNC, the target a program's loader sets (bpf_program__set_attach_target)")
       ->allow_extra_args(false);
-  cmd->callback([args, shard, kernel, kernel_opt, btf_out, family, attach, modules, output, cmd] {
+  cmd->callback([args, shard, kernel, kernel_opt, btf_out, family, attach, modules, keep_for_modules, output, cmd] {
     args->sharded = shard->count() > 0;
     if (kernel_opt->count() == 0) {
-      for (const CLI::Option* o : {btf_out, family, attach, modules})
+      for (const CLI::Option* o : {btf_out, family, attach, modules, keep_for_modules})
         if (o->count() > 0) fail(o->get_name(), "goes with --kernel");
       if (output->count() == 0) fail("minimize", "-o OUT is required (a file, '-' for standard output, or a batch's directory)");
       if (args->objects.empty()) fail("minimize", "name the BPF objects to minimize for");

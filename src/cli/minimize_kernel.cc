@@ -101,6 +101,8 @@ std::string reason_text(const KernelImage& image, const KernelProfile& profile, 
       return fmt::format("--keep {}", esc(profile.keep[k.a]));
     case KernelKeep::Why::Family:
       return fmt::format("--family {}", family_name(static_cast<KernelFamily>(k.a)));
+    case KernelKeep::Why::Modules:
+      return "--keep-for-modules: a module refers to it, or to a type that reaches it, kept whole";
   }
   return "?";
 }
@@ -319,6 +321,25 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
     kos = module_files(args.modules);
   }
 
+  // --keep-for-modules: every base type the tree's modules refer to, whole with what it reaches; what
+  // that costs is the difference to the slim BTF without it.
+  std::optional<SlimKernel> without_modules;
+  std::size_t module_btfs = 0;
+  if (!args.keep_for_modules.empty()) {
+    const auto btfs = load_module_btfs(module_files(args.keep_for_modules), image.btf);
+    module_btfs = btfs.size();
+    std::vector<bool> referred(image.btf->end_id(), false);
+    for (const auto& m : btfs)
+      for (TypeId id = m->first_id(); id < m->end_id(); ++id)
+        for_each_type_ref(m->type(id), [&](TypeId ref) {
+          if (ref < image.btf->end_id()) referred[ref] = true;
+        });
+    for (TypeId id = 1; id < referred.size(); ++id)
+      if (referred[id]) profile.module_types.push_back(id);
+    KernelProfile plain = profile;
+    plain.module_types.clear();
+    without_modules = slim_kernel(image, plain);
+  }
   const SlimKernel slim = slim_kernel(image, profile);
   if (!args.no_verify)
     if (const std::string diff = verify_slim(image, profile, slim); !diff.empty())
@@ -399,6 +420,12 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
                100.0 * slim.types / std::max<std::uint32_t>(source_types, 1),
                100.0 * static_cast<double>(slim.btf.size()) / static_cast<double>(std::max<std::size_t>(src.raw().size(), 1)));
   print_lookups(image, slim, report);
+  if (without_modules)
+    report.print("  --keep-for-modules {}: the {} base types its {} modules with BTF refer to, whole with all they reach: "
+                 "{} -> {} types, {} -> {} bytes of .BTF (+{})\n",
+                 escape(args.keep_for_modules), with_commas(profile.module_types.size()), module_btfs,
+                 with_commas(without_modules->types), with_commas(slim.types), with_commas(without_modules->btf.size()),
+                 with_commas(slim.btf.size()), with_commas(slim.btf.size() - without_modules->btf.size()));
   std::size_t w = 0;
   for (std::size_t o = 0; o < profile.objects.size(); ++o)
     for (std::size_t r = 0; r < slim.refs[o].size(); ++r) {

@@ -13,6 +13,7 @@ struct KernelMinimizeArgs {
   std::string output;  // -o: the patched image
   std::string btf_out;  // --btf-out: the slim raw .BTF, for a kernel build's link
   std::string modules;  // --modules DIR: rewrite its .ko files for the slim kernel; -o is then a directory
+  std::string keep_for_modules;  // --keep-for-modules DIR: keep what its modules refer to, whole
   std::vector<std::string> objects;
   std::vector<std::string> keep;
   std::vector<std::string> explain;

@@ -76,7 +76,8 @@ std::string in_order_of(const Btf& like, std::string raw) {
 
 class KernelMarker {
  public:
-  KernelMarker(const Btf& src, SlimKernel& out) : src_(src), out_(out), whole_(src.end_id(), false) {
+  KernelMarker(const Btf& src, SlimKernel& out)
+      : src_(src), out_(out), whole_(src.end_id(), false), everything_(src.end_id(), false) {
     out_.why.assign(src.end_id(), {});
   }
 
@@ -107,6 +108,20 @@ class KernelMarker {
       for (unsigned i = 0; i < t.vlen(); ++i) member(id, i, why);
     if (t.kind() == Kind::Datasec)
       for (unsigned i = 0; i < t.vlen(); ++i) keep(t.secinfo(i).type, from(id));
+  }
+
+  // `id` whole, and every type it reaches whole: a module's type deduplicates against a base type only
+  // where the base has all of it.
+  void everything(TypeId id, KernelKeep why) {
+    std::vector<TypeId> todo{id};
+    while (!todo.empty()) {
+      const TypeId t = todo.back();
+      todo.pop_back();
+      if (t == 0 || t >= src_.end_id() || everything_[t]) continue;
+      everything_[t] = true;
+      whole(t, why);
+      for_each_type_ref(src_.type(t), [&](TypeId ref) { todo.push_back(ref); });
+    }
   }
 
   // Keeps what the kept types refer to, until nothing new is kept.
@@ -153,6 +168,7 @@ class KernelMarker {
   const Btf& src_;
   SlimKernel& out_;
   std::vector<bool> whole_;
+  std::vector<bool> everything_;  // kept whole with all it reaches
   std::vector<TypeId> work_;
   bool sections_indexed_ = false;
   std::unordered_map<TypeId, TypeId> section_of_;
@@ -245,6 +261,7 @@ void mark_roots(const KernelImage& image, const KernelProfile& profile, KernelMa
     mark.whole(value, {Why::StructOps});
     mark.whole(first(name, Kind::Struct), {Why::StructOps});
   }
+  for (const TypeId id : profile.module_types) mark.everything(id, {Why::Modules});
   for (std::size_t i = 0; i < profile.keep.size(); ++i) {
     const TypePattern& p = keep[i];
     const TypeId id = p.id() ? (p.id() < src.end_id() ? p.id() : 0) : first(p.name(), p.kind());

@@ -293,6 +293,34 @@ TEST_CASE("a minimize --kernel that fails leaves nothing at its output paths", "
   CHECK(run({"bpftool", "btf", "dump", "file", dir.file("outputs/slim.btf")}).status == 0);
 }
 
+TEST_CASE("minimize --kernel --keep-for-modules keeps what the modules refer to, whole, and says what it costs",
+          "[modules]") {
+  TempDir dir;
+  std::string why;
+  const auto t = trees(dir, why);
+  if (!t) return skip(why);
+  const std::string object = test_object("module_nat");
+  const RunResult plain = btfslim({"minimize", "--kernel", t->vmlinux, "--btf-out", dir.file("plain.btf"), object});
+  const RunResult kept = btfslim({"minimize", "--kernel", t->vmlinux, "--btf-out", dir.file("kept.btf"), "--keep-for-modules",
+                                  t->compressed, "--explain", "struct nf_conn", object});
+  INFO(kept.out << kept.err);
+  REQUIRE(plain.status == 0);
+  REQUIRE(kept.status == 0);
+  CHECK_THAT(kept.out, Contains("its 6 modules with BTF refer to, whole with all they reach"));
+  CHECK(read_file(dir.file("kept.btf")).size() > read_file(dir.file("plain.btf")).size());
+  // nf_conntrack's functions take struct nf_conn: all of its members are there, and --explain says why.
+  CHECK_THAT(kept.out, Contains("--keep-for-modules: a module refers to it"));
+  const RunResult dumped = run({"bpftool", "btf", "dump", "file", dir.file("kept.btf")});
+  const RunResult source = run({"bpftool", "btf", "dump", "file", t->vmlinux});
+  auto vlen_of = [](const std::string& dump, const std::string& name) {
+    const auto at = dump.find("STRUCT '" + name + "' size=");
+    REQUIRE(at != std::string::npos);
+    return dump.substr(at, dump.find('\n', at) - at);
+  };
+  CHECK(vlen_of(dumped.out, "nf_conn") == vlen_of(source.out, "nf_conn"));
+  CHECK(btfslim({"minimize", "--btf-out", dir.file("x.btf"), "--keep-for-modules", t->compressed, object}).status == 2);
+}
+
 TEST_CASE("measure --modules gives the kernel with its modules loaded; a resident base must be the kernel's", "[modules]") {
   std::string why;
   const auto old = test_kernel("6.1", why), current = test_kernel("6.12", why);
