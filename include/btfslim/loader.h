@@ -82,7 +82,7 @@ std::string_view ref_status_name(RefStatus status);
 
 struct KernelRefResult {
   RefStatus status = RefStatus::Ok;
-  std::string target;  // what it resolved to: "[id] FUNC name", with " in MODULE" for a module's
+  std::string target;  // what it resolved to: "[id] FUNC name", with " (MODULE)" for a module's
   std::string reason;  // why not ok (escaped, one line); also a note for some ok results
 };
 
