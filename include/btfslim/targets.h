@@ -30,6 +30,8 @@ std::string module_name(std::string_view path);
 // The module files under `dir` and its subdirectories, sorted by path. Throws InputError for a directory
 // that cannot be listed or holds no module.
 std::vector<std::string> module_files(const std::string& dir);
+// Module files as the user names them: each file as it is, each directory as every module under it.
+std::vector<std::string> module_arguments(const std::vector<std::string>& given);
 // The files a modules tree carries for depmod and modprobe at its top (modules.order, modules.builtin,
 // modules.dep...): their names, sorted.
 std::vector<std::string> module_index_files(const std::string& dir);

@@ -63,21 +63,6 @@ std::vector<std::shared_ptr<const Btf>> running_modules(const std::shared_ptr<co
   return modules;
 }
 
-// The module files --modules names: directories stand for every module under them.
-std::vector<std::string> module_arguments(const std::vector<std::string>& given) {
-  std::vector<std::string> paths;
-  for (const std::string& g : given) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(g, ec)) {
-      paths.push_back(g);
-      continue;
-    }
-    std::vector<std::string> found = module_files(g);
-    paths.insert(paths.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
-  }
-  return paths;
-}
-
 CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>& base, bool running,
                        const std::vector<std::string>& modules) {
   if (!modules.empty()) {

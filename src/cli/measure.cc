@@ -47,19 +47,8 @@ Format parse_format(const std::string& f) {
 // sorted by name. CLI11 gives a bare --modules as one empty value.
 std::vector<std::string> module_paths(std::vector<std::string> given) {
   std::erase(given, std::string());
+  if (!given.empty()) return module_arguments(given);
   std::vector<std::string> paths;
-  if (!given.empty()) {
-    for (const auto& g : given) {
-      std::error_code ec;
-      if (!std::filesystem::is_directory(g, ec)) {
-        paths.push_back(g);
-        continue;
-      }
-      std::vector<std::string> found = module_files(g);
-      paths.insert(paths.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
-    }
-    return paths;
-  }
   const std::string dir(kSysBtfDir);
   DIR* d = ::opendir(dir.c_str());
   if (!d) fail(dir, "cannot list module BTFs: the running kernel has no /sys/kernel/btf; name module files instead");

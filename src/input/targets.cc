@@ -59,6 +59,20 @@ std::vector<std::string> module_files(const std::string& dir) {
   return found;
 }
 
+std::vector<std::string> module_arguments(const std::vector<std::string>& given) {
+  std::vector<std::string> paths;
+  for (const std::string& g : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(g, ec)) {
+      paths.push_back(g);
+      continue;
+    }
+    std::vector<std::string> found = module_files(g);
+    paths.insert(paths.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+  }
+  return paths;
+}
+
 std::vector<std::string> module_index_files(const std::string& dir) {
   std::vector<std::string> found;
   std::error_code ec;
