@@ -318,6 +318,11 @@ void run_minimize_kernel(const KernelMinimizeArgs& args) {
     const auto in = std::filesystem::weakly_canonical(args.modules, ec), out = std::filesystem::weakly_canonical(args.output, ec);
     if (out == in || std::mismatch(in.begin(), in.end(), out.begin(), out.end()).first == in.end())
       fail(args.output, "is, or is inside, the --modules directory: refusing to write modules among their sources");
+    // OUT takes the place of what is there: only an empty directory, or an earlier output (its vmlinux
+    // at the top), is replaced; anything else may be someone's files.
+    namespace fs = std::filesystem;
+    if (fs::is_directory(args.output, ec) && !fs::is_empty(args.output, ec) && !fs::exists(fs::path(args.output) / "vmlinux", ec))
+      fail(args.output, "is a directory that holds other files (no vmlinux of an earlier run): refusing to replace it");
     kos = module_files(args.modules);
   }
 

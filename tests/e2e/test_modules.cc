@@ -281,6 +281,11 @@ TEST_CASE("a minimize --kernel that fails leaves nothing at its output paths", "
   fs::create_directories(dir.file("empty"));
   refused({"minimize", "--kernel", t->vmlinux, "--modules", dir.file("empty"), "-o", dir.file("outputs/tree"), object},
           "holds no kernel modules");
+  // A directory of someone's files is not replaced by the output.
+  fs::create_directories(dir.file("outputs/theirs"));
+  write_file(dir.file("outputs/theirs/notes.txt"), "mine");
+  refused({"minimize", "--kernel", t->vmlinux, "--modules", t->compressed, "-o", dir.file("outputs/theirs"), object},
+          "holds other files");
   write_file(dir.file("outputs/file"), "x");
   refused({"minimize", "--kernel", t->vmlinux, "--modules", t->compressed, "-o", dir.file("outputs/file"), object},
           "is a file");
