@@ -7,6 +7,7 @@
 #include "btfslim/reach.h"
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,6 @@ inline bool relocation_fails(const CheckRun& run, const CoreResult& result, bool
 }
 // Fills `cell.counts` from its results and `dead` (after mark_reachability).
 void count_outcomes(ObjectOnTarget& cell, bool strict);
-bool check_failed(const CheckRun& run);
 
 // The kernel references (loader.h) of object `o` in a cell that fail the load.
 std::size_t kernel_refs_failing(const CheckRun& run, std::size_t o, const ObjectOnTarget& cell);
@@ -96,14 +96,37 @@ struct CheckView {
   bool failures_only = false;  // only the objects that fail somewhere, and only what fails them
 };
 
-// The report in `view`'s format: the table (one target: every relocation, object by object; several:
-// objects by targets, then what fails where), JSON, GitHub workflow commands or JUnit XML. Each ends
-// with (or holds) the verdict "N objects x M kernels: K fail".
-void print_check(const CheckRun& run, const CheckView& view, OutputBuffer& out);
+// The report in `view`'s format, printed as the objects are done: the table (one target: every
+// relocation, object by object; several: objects by targets, then what fails where), JSON, GitHub
+// workflow commands or JUnit XML. Each ends with (or holds) the verdict "N objects x M kernels: K fail".
+//
+// object() takes each object once its results on every target are in, in the order of the paths given;
+// the caller may drop them after it. Past an object the printer keeps its counts and, where the format
+// lists them after every object (the matrix, JUnit, the step summary), the text of its failures; JSON
+// records go to a temporary file (Spool) until the counts that precede them are known. A run's memory
+// then stays that of one object however many there are.
+class CheckPrinter {
+ public:
+  CheckPrinter(const CheckView& view, std::span<const std::string> object_paths, std::vector<std::string> targets,
+               bool strict, OutputBuffer& out);
+  ~CheckPrinter();
+  CheckPrinter(const CheckPrinter&) = delete;
+  CheckPrinter& operator=(const CheckPrinter&) = delete;
 
-// The Markdown for GitHub Actions' step summary ($GITHUB_STEP_SUMMARY): the verdict as a heading, then
-// a row for each object and kernel that fails (the first kMaxSummaryRows), with its first failure.
+  // Object `g` (its place among object_paths), held in `run` at index `o` with a cell for every target.
+  void object(const CheckRun& run, std::size_t o, std::size_t g);
+  // The verdict and whatever waits for every object (the matrix, JSON's records, JUnit's suites).
+  void finish();
+  // Whether some object fails on some target.
+  bool failed() const;
+  // The Markdown for GitHub Actions' step summary ($GITHUB_STEP_SUMMARY): the verdict as a heading, then
+  // a row for each object and kernel that fails (the first kMaxSummaryRows), with its first failure.
+  std::string markdown_summary() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 inline constexpr std::size_t kMaxSummaryRows = 100;
-std::string check_markdown_summary(const CheckRun& run);
 
 }  // namespace btfslim

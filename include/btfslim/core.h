@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 namespace btfslim {
@@ -171,6 +172,9 @@ class CandidateIndex {
  public:
   // `objects`: every root type their relocations name is looked up.
   CandidateIndex(const CoreTarget& target, std::span<const BpfObject* const> objects);
+  // The same for root names gathered from objects no longer open (RootNames): `roots` must outlive
+  // the index, which keeps views of their names.
+  CandidateIndex(const CoreTarget& target, std::span<const BpfObject::RootName> roots);
   // libbpf's candidate list for a local type: same kind (enum ~ enum64) and essential name, the main
   // BTF first, modules only when it has none.
   std::vector<Candidate> candidates(const Btf& local, TypeId local_id) const;
@@ -182,7 +186,26 @@ class CandidateIndex {
   };
   const Slot* find(std::string_view essential) const;
 
+  void index(const CoreTarget& target, std::uint32_t kinds, std::unordered_map<std::string_view, std::uint32_t>& by_name);
+
   std::vector<Slot> slots_;  // sorted by name; the names are the objects' root_names()
+};
+
+// The root names of objects read one after another and closed, each name once with the kinds of every
+// root of that name (BpfObject::RootName): what a CandidateIndex needs of objects that are no longer
+// open. Grows with the distinct names, not with the objects.
+class RootNames {
+ public:
+  void add(const BpfObject& object);
+  std::span<const BpfObject::RootName> roots() const { return roots_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;  // name -> its place in roots_
+  std::vector<BpfObject::RootName> roots_;                // views of index_'s keys (node-based: stable)
 };
 
 enum class CoreStatus : std::uint8_t {

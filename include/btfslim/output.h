@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ namespace btfslim {
 class OutputBuffer {
  public:
   explicit OutputBuffer(int fd = 1, std::string name = "stdout");
+  // Output kept in memory up to `keep` bytes, then written to the descriptor `open_late` returns (a
+  // spool's temporary file: made only for output that needs one).
+  OutputBuffer(std::function<int()> open_late, std::string name, std::size_t keep);
   ~OutputBuffer();  // flushes; errors at this point are ignored: every command calls flush() to see them
   OutputBuffer(const OutputBuffer&) = delete;
   OutputBuffer& operator=(const OutputBuffer&) = delete;
@@ -50,6 +54,8 @@ class OutputBuffer {
     if (buf_.size() >= kFlushAt) flush();
   }
   void flush();
+  // The descriptor written to; -1 while the output is kept in memory (open_late).
+  int fd() const { return fd_; }
 
  private:
   [[noreturn]] void fail_write(int error);
@@ -58,6 +64,8 @@ class OutputBuffer {
   int fd_;
   std::string name_;
   fmt::memory_buffer buf_;
+  std::function<int()> open_late_;
+  std::size_t keep_ = 0;
 };
 
 // What stdio and iostreams print (help, --version) fails as an OutputBuffer's write does: note_output
@@ -68,6 +76,25 @@ void note_output_start(int fd);
 
 // Writes JSON as it goes: no document is built in memory, so 126k types cost nothing to print.
 // Keys and values are escaped; nesting is tracked only to place commas.
+// Output to copy out later, after what has to come first (spool.cc): kept in memory up to 1 MiB, then
+// in an unnamed temporary file ($TMPDIR, else /tmp). Write errors name the file; it is gone when the
+// process ends.
+class Spool {
+ public:
+  Spool();
+  ~Spool();
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+  OutputBuffer& out() { return out_; }
+  // Appends everything written so far to `to`.
+  void copy_to(OutputBuffer& to);
+
+ private:
+  static constexpr std::size_t kKeep = std::size_t{1} << 20;
+  std::string dir_;
+  OutputBuffer out_;
+};
+
 class JsonWriter {
  public:
   explicit JsonWriter(OutputBuffer& out) : out_(out) {}
@@ -90,6 +117,9 @@ class JsonWriter {
     key(k);
     value(v);
   }
+  // The next bytes written to the buffer directly are one whole value (JSON written before, e.g. a
+  // spooled array): separates it from the item before.
+  void value_follows() { separate(); }
   // Ends the document with a newline.
   void finish() { out_.put('\n'); }
 

@@ -4,8 +4,9 @@
 // resolves against kernel BTF (kfunc and ksym externs, attach targets, struct_ops maps: loader.h), and
 // says what fails where.
 //
-// Objects are read once; targets one at a time (a btfhub tree holds thousands), each parsed once and
-// indexed once for all objects, then dropped before the next.
+// With one target, objects are checked and printed one at a time, each dropped before the next; with
+// several, targets are read one at a time (a btfhub tree holds thousands), each parsed once and indexed
+// once for all objects, then dropped before the next.
 #include "btfslim/archive.h"
 #include "btfslim/check.h"
 #include "btfslim/ci_text.h"
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace btfslim::cli {
 namespace {
@@ -82,125 +84,178 @@ CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>&
   return CoreTarget(btf);
 }
 
+// One object on one target: every CO-RE relocation resolved, reached or not, counted; its kernel
+// references resolved. `code` is the object's code where a poisoned relocation needed it, read along
+// with the first resolution that has one and kept for later targets (`keep_code`).
+ObjectOnTarget check_cell(const BpfObject& object, const CandidateIndex& index, const KernelNameIndex& names,
+                          std::span<const KernelRef> refs, std::optional<BpfCode>& code, bool keep_code, bool strict) {
+  ObjectOnTarget cell;
+  std::optional<BpfCodeReader> along;
+  if (!code) along.emplace(object);
+  cell.results = resolve_object(object, index, nullptr, along ? &*along : nullptr);
+  const bool poisoned = any_poisoned(cell.results);
+  if (poisoned && !code) code.emplace(along->finish());
+  mark_reachability(cell, poisoned ? &*code : nullptr);
+  count_outcomes(cell, strict);
+  if (!keep_code) code.reset();
+  cell.kernel_refs = resolve_kernel_refs(object, refs, names);
+  cell.kernel_refs_shown = names.has_functions();
+  // The target is dropped after the object: keep the roots that matched, named, not the paths into it;
+  // once for each list of matches (relocations asking the same question share theirs). A question's
+  // last list is tried first: it is nearly always the one.
+  std::unordered_map<const void*, std::pair<Matches, std::uint32_t>> kept;
+  struct Last {
+    const void* identity = nullptr;
+    const std::pair<Matches, std::uint32_t>* kept = nullptr;
+  };
+  std::vector<Last> last(object.question_count());
+  cell.target_names.emplace_back();
+  cell.targets.reserve(cell.results.size());
+  const auto relocations = object.relocations();
+  for (std::size_t i = 0; i < cell.results.size(); ++i) {
+    CoreResult& r = cell.results[i];
+    if (r.matches.empty()) {
+      cell.targets.push_back(0);
+      continue;
+    }
+    Last& l = last[relocations[i].question];
+    if (l.identity != r.matches.identity()) {
+      auto [it, fresh] = kept.try_emplace(r.matches.identity());
+      if (fresh) {
+        it->second = {r.matches.roots_only(), static_cast<std::uint32_t>(cell.target_names.size())};
+        cell.target_names.push_back(describe_targets(r));
+      }
+      l = {r.matches.identity(), &it->second};
+    }
+    r.matches = l.kept->first;
+    cell.targets.push_back(l.kept->second);
+  }
+  return cell;
+}
+
+// What every object asks every target, gathered object by object so that no object need stay open
+// while the target's indexes are built: the root names of CO-RE relocations, and the kernel
+// references (each lookup once).
+struct AskedOfTargets {
+  RootNames roots;
+  std::vector<KernelRef> refs;
+  std::unordered_set<std::string> seen;  // lookup, kind of lookup, kind of reference
+
+  void add(const BpfObject& object, const std::vector<KernelRef>& object_refs) {
+    roots.add(object);
+    for (const KernelRef& r : object_refs)
+      if (seen.insert(fmt::format("{}\n{}\n{}", r.lookup, static_cast<int>(r.lookup_kind), static_cast<int>(r.kind))).second)
+        refs.push_back(r);
+  }
+};
+
 void run_check(const CheckArgs& args) {
   if (args.allow_missing)
     std::fprintf(stderr, "btfslim: note: --allow-missing is deprecated and does nothing: a poisoned relocation in dead "
                          "code no longer fails the check (--strict fails it)\n");
-  CheckRun run;
-  run.strict = args.strict;
-  // Objects are read, then worked on, one at a time: each gives its pages back after each pass over it
-  // (release_pages), so that many objects hold no more memory than the largest.
-  for (const auto& path : args.objects) {
-    run.objects.push_back(BpfObject::open(path));
-    run.objects.back()->release_pages();
-  }
-  std::vector<const BpfObject*> objects;
-  // Each object's code, read where a poisoned relocation makes reaching it matter (reach.h), once for
-  // every target, along with the first resolution that has one; with one target, dropped after it.
-  std::vector<std::optional<BpfCode>> code(run.objects.size());
-  for (const auto& o : run.objects) objects.push_back(o.get());
-  // What the loader resolves against kernel BTF besides CO-RE: kfuncs, ksyms, attach targets, struct_ops.
-  const AttachOptions attach = attach_options(args);
-  std::vector<bool> used(attach.targets.size());
-  for (const auto& o : run.objects) {
-    run.kernel_refs.push_back(kernel_references(*o, attach, &used));
-    o->release_pages();
-  }
-  for (std::size_t i = 0; i < used.size(); ++i)
-    if (!used[i]) fail("--attach-target", "no program '{}' in the objects", esc(attach.targets[i].first));
-
   const bool running = args.targets.empty();
   std::vector<std::string> modules;
   if (!args.modules.empty()) {
     if (args.targets.size() != 1 || is_archive_path(args.targets[0]) || std::filesystem::is_directory(args.targets[0]))
       fail("--modules", "goes with one kernel: --btf VMLINUX --modules DIR");
     if (!args.base.empty()) fail("--modules", "does not go with --base: the modules are split on the --btf kernel");
-    modules = module_arguments(args.modules);
   }
+
+  // Every object is read first, each in turn, for what it asks (and to refuse a bad one before any
+  // output). With one target each is then read again, checked, printed and dropped: memory stays
+  // that of the largest object, however many there are. With several, the objects stay open (their
+  // pages given back) and are printed once every target is done.
   std::vector<std::string> targets;
   if (running)
     targets.push_back(std::string(kRunningVmlinux));
   else
     for (TargetFile& f : expand_target_files(args.targets)) targets.push_back(std::move(f.path));
+  const bool one_target = targets.size() == 1 && !is_archive_path(targets[0]);
+
+  const AttachOptions attach = attach_options(args);
+  std::vector<bool> used(attach.targets.size());
+  AskedOfTargets asked;
+  CheckRun run;
+  run.strict = args.strict;
+  for (const auto& path : args.objects) {
+    auto object = BpfObject::open(path);
+    auto refs = kernel_references(*object, attach, &used);
+    asked.add(*object, refs);
+    if (one_target) continue;
+    object->release_pages();
+    run.objects.push_back(std::move(object));
+    run.kernel_refs.push_back(std::move(refs));
+  }
+  for (std::size_t i = 0; i < used.size(); ++i)
+    if (!used[i]) fail("--attach-target", "no program '{}' in the objects", esc(attach.targets[i].first));
+  if (!args.modules.empty()) modules = module_arguments(args.modules);
   std::shared_ptr<const Btf> base;
   if (!args.base.empty()) base = load_btf(args.base);
 
-  run.cells.resize(run.objects.size());
-  auto check_on = [&](const std::string& t, const CoreTarget& target) {
-    const CandidateIndex index(target, objects);
-    const KernelNameIndex names(target, run.kernel_refs);
-    run.targets.push_back(t);
-    for (std::size_t o = 0; o < objects.size(); ++o) {
-      ObjectOnTarget cell;
-      std::optional<BpfCodeReader> along;
-      if (!code[o]) along.emplace(*objects[o]);
-      cell.results = resolve_object(*objects[o], index, nullptr, along ? &*along : nullptr);
-      const bool poisoned = any_poisoned(cell.results);
-      if (poisoned && !code[o]) code[o].emplace(along->finish());
-      mark_reachability(cell, poisoned ? &*code[o] : nullptr);
-      count_outcomes(cell, run.strict);
-      if (targets.size() == 1) code[o].reset();
-      cell.kernel_refs = resolve_kernel_refs(*objects[o], run.kernel_refs[o], names);
-      cell.kernel_refs_shown = names.has_functions();
-      // The target is dropped after this loop: keep the roots that matched, named, not the paths into
-      // it; once for each list of matches (relocations asking the same question share theirs). A
-      // question's last list is tried first: it is nearly always the one.
-      std::unordered_map<const void*, std::pair<Matches, std::uint32_t>> kept;
-      struct Last {
-        const void* identity = nullptr;
-        const std::pair<Matches, std::uint32_t>* kept = nullptr;
-      };
-      std::vector<Last> last(objects[o]->question_count());
-      cell.target_names.emplace_back();
-      cell.targets.reserve(cell.results.size());
-      const auto relocations = objects[o]->relocations();
-      for (std::size_t i = 0; i < cell.results.size(); ++i) {
-        CoreResult& r = cell.results[i];
-        if (r.matches.empty()) {
-          cell.targets.push_back(0);
-          continue;
-        }
-        Last& l = last[relocations[i].question];
-        if (l.identity != r.matches.identity()) {
-          auto [it, fresh] = kept.try_emplace(r.matches.identity());
-          if (fresh) {
-            it->second = {r.matches.roots_only(), static_cast<std::uint32_t>(cell.target_names.size())};
-            cell.target_names.push_back(describe_targets(r));
-          }
-          l = {r.matches.identity(), &it->second};
-        }
-        r.matches = l.kept->first;
-        cell.targets.push_back(l.kept->second);
-      }
-      run.cells[o].push_back(std::move(cell));
-      objects[o]->release_pages();
-    }
-  };
-  for (const std::string& t : targets) {
-    if (!is_archive_path(t)) {
-      check_on(t, load_target(t, base, running, modules));
-      continue;
-    }
-    // Each raw BTF member of an archive (btfhub: one kernel per .btf.tar.xz), read and dropped in turn.
-    for_each_archive_btf(t, base, [&](const std::string&, std::shared_ptr<const Btf> btf) {
-      const std::string name = btf->name();
-      check_on(name, base ? CoreTarget(base, {std::move(btf)}) : CoreTarget(std::move(btf)));
-    });
-  }
-
-  OutputBuffer out;
   CheckView view;
   view.format = args.format == "json"     ? CheckFormat::Json
                 : args.format == "github" ? CheckFormat::Github
                 : args.format == "junit"  ? CheckFormat::Junit
                                           : CheckFormat::Table;
   view.failures_only = args.failures_only;
-  print_check(run, view, out);
+  OutputBuffer out;
+  std::optional<CheckPrinter> printer;
+
+  if (one_target) {
+    const CoreTarget target = load_target(targets[0], base, running, modules);
+    const CandidateIndex index(target, asked.roots.roots());
+    const std::vector<KernelRef>* all_refs = &asked.refs;
+    const KernelNameIndex names(target, std::span(all_refs, 1));
+    printer.emplace(view, args.objects, std::vector<std::string>{targets[0]}, args.strict, out);
+    for (std::size_t g = 0; g < args.objects.size(); ++g) {
+      CheckRun one;
+      one.strict = args.strict;
+      one.targets = {targets[0]};
+      one.objects.push_back(BpfObject::open(args.objects[g]));
+      one.kernel_refs.push_back(kernel_references(*one.objects[0], attach, &used));
+      std::optional<BpfCode> code;
+      one.cells.push_back({});
+      one.cells[0].push_back(check_cell(*one.objects[0], index, names, one.kernel_refs[0], code, false, args.strict));
+      printer->object(one, 0, g);
+    }
+  } else {
+    // Targets one at a time (a btfhub tree holds thousands), each parsed and indexed once for every
+    // object, then dropped. Each object's code is read where a poisoned relocation makes reaching it
+    // matter (reach.h), once for every target.
+    std::vector<std::optional<BpfCode>> code(run.objects.size());
+    run.cells.resize(run.objects.size());
+    auto check_on = [&](const std::string& t, const CoreTarget& target) {
+      const CandidateIndex index(target, asked.roots.roots());
+      const KernelNameIndex names(target, run.kernel_refs);
+      run.targets.push_back(t);
+      for (std::size_t o = 0; o < run.objects.size(); ++o) {
+        run.cells[o].push_back(check_cell(*run.objects[o], index, names, run.kernel_refs[o], code[o], true, args.strict));
+        run.objects[o]->release_pages();
+      }
+    };
+    for (const std::string& t : targets) {
+      if (!is_archive_path(t)) {
+        check_on(t, load_target(t, base, running, modules));
+        continue;
+      }
+      // Each raw BTF member of an archive (btfhub: one kernel per .btf.tar.xz), read and dropped in turn.
+      for_each_archive_btf(t, base, [&](const std::string&, std::shared_ptr<const Btf> btf) {
+        const std::string name = btf->name();
+        check_on(name, base ? CoreTarget(base, {std::move(btf)}) : CoreTarget(std::move(btf)));
+      });
+    }
+    printer.emplace(view, args.objects, run.targets, args.strict, out);
+    for (std::size_t o = 0; o < run.objects.size(); ++o) {
+      printer->object(run, o, o);
+      run.objects[o]->release_pages();
+    }
+  }
+  printer->finish();
   out.flush();
   if (view.format == CheckFormat::Github)
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
-      append_step_summary(summary, check_markdown_summary(run));
-  if (check_failed(run)) report_check_failed();
+      append_step_summary(summary, printer->markdown_summary());
+  if (printer->failed()) report_check_failed();
 }
 
 }  // namespace

@@ -73,6 +73,22 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
       if (by_name.try_emplace(root.name, static_cast<std::uint32_t>(slots_.size())).second) slots_.push_back({root.name, {}, {}});
     }
   }
+  index(target, kinds, by_name);
+}
+
+CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObject::RootName> roots) {
+  std::unordered_map<std::string_view, std::uint32_t> by_name;
+  std::uint32_t kinds = 0;
+  for (const BpfObject::RootName& root : roots) {
+    kinds |= root.kinds;
+    if (by_name.try_emplace(root.name, static_cast<std::uint32_t>(slots_.size())).second) slots_.push_back({root.name, {}, {}});
+  }
+  index(target, kinds, by_name);
+}
+
+// One pass over the target for the names in `by_name` (slots_ in the order of their values).
+void CandidateIndex::index(const CoreTarget& target, std::uint32_t kinds,
+                           std::unordered_map<std::string_view, std::uint32_t>& by_name) {
   if (kinds & ((1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64))))
     kinds |= (1u << static_cast<unsigned>(Kind::Enum)) | (1u << static_cast<unsigned>(Kind::Enum64));
   if (slots_.empty()) return;
@@ -99,6 +115,17 @@ CandidateIndex::CandidateIndex(const CoreTarget& target, std::span<const BpfObje
 
   // Sorted for lookup by name; the names are the objects' own copies (root_names()).
   std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) { return a.name < b.name; });
+}
+
+void RootNames::add(const BpfObject& object) {
+  for (const BpfObject::RootName& root : object.root_names()) {
+    if (const auto it = index_.find(root.name); it != index_.end()) {
+      roots_[it->second].kinds |= root.kinds;
+      continue;
+    }
+    const auto it = index_.emplace(std::string(root.name), static_cast<std::uint32_t>(roots_.size())).first;
+    roots_.push_back({it->first, root.kinds});
+  }
 }
 
 const CandidateIndex::Slot* CandidateIndex::find(std::string_view essential) const {

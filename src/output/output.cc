@@ -47,9 +47,13 @@ bool check_failed_reported() { return check_failed; }
 
 OutputBuffer::OutputBuffer(int fd, std::string name) : fd_(fd), name_(std::move(name)) { note_output_start(fd); }
 
+OutputBuffer::OutputBuffer(std::function<int()> open_late, std::string name, std::size_t keep)
+    : fd_(-1), name_(std::move(name)), open_late_(std::move(open_late)), keep_(keep) {}
+
 void note_output_start(int fd) { (void)write_start(fd); }
 
 OutputBuffer::~OutputBuffer() {
+  if (fd_ < 0) return;  // kept in memory: nothing was asked to be written
   try {
     flush();
   } catch (...) {
@@ -57,6 +61,11 @@ OutputBuffer::~OutputBuffer() {
 }
 
 void OutputBuffer::flush() {
+  if (fd_ < 0) {
+    if (buf_.size() < keep_) return;
+    fd_ = open_late_();
+    note_output_start(fd_);
+  }
   const char* p = buf_.data();
   std::size_t left = buf_.size();
   while (left > 0) {
@@ -82,7 +91,9 @@ void fail_output(int fd, const std::string& name, int error) {
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
     char path[4096];
     const ssize_t n = ::readlink(fmt::format("/proc/self/fd/{}", fd).c_str(), path, sizeof path);
-    if (n > 0) subject += fmt::format(" ({})", std::string_view(path, static_cast<std::size_t>(n)));
+    // An unnamed file (a spool's) has no path to show.
+    if (const std::string_view shown(path, n > 0 ? static_cast<std::size_t>(n) : 0); n > 0 && !shown.ends_with(" (deleted)"))
+      subject += fmt::format(" ({})", shown);
   }
   if (const std::int64_t start = write_start(fd); start >= 0 && ::ftruncate(fd, start) == 0) ::lseek(fd, start, SEEK_SET);
   fail(subject, "write error: {}", std::strerror(error));

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 namespace btfslim {
@@ -104,12 +105,11 @@ struct Names {
   std::vector<std::string> objects, kernels;
 };
 
-Names shown_names(const CheckRun& run) {
+Names shown_names(std::span<const std::string> object_paths, const std::vector<std::string>& targets) {
   Names n;
-  std::vector<std::string> paths;
-  for (const auto& obj : run.objects) paths.push_back(obj->path());
+  const std::vector<std::string> paths(object_paths.begin(), object_paths.end());
   for (const std::string_view s : shortest_unique_suffixes(paths)) n.objects.push_back(escape(s));
-  for (const std::string_view s : shortest_unique_suffixes(run.targets)) n.kernels.push_back(escape(s));
+  for (const std::string_view s : shortest_unique_suffixes(targets)) n.kernels.push_back(escape(s));
   return n;
 }
 
@@ -130,28 +130,8 @@ Cell cell_of(const CheckRun& run, std::size_t o, std::size_t t) {
   return c;
 }
 
-bool object_fails(const CheckRun& run, std::size_t o) {
-  for (std::size_t t = 0; t < run.targets.size(); ++t)
-    if (cell_of(run, o, t).failing) return true;
-  return false;
-}
-
-// How many object/kernel pairs fail.
-std::size_t failure_count(const CheckRun& run) {
-  std::size_t n = 0;
-  for (std::size_t o = 0; o < run.objects.size(); ++o)
-    for (std::size_t t = 0; t < run.targets.size(); ++t) n += cell_of(run, o, t).failing != 0;
-  return n;
-}
-
 std::string plural(std::size_t n, std::string_view noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
-
-// "171 objects x 2 kernels: 12 fail".
-std::string verdict_line(const CheckRun& run) {
-  return fmt::format("{} x {}: {} fail", plural(run.objects.size(), "object"), plural(run.targets.size(), "kernel"),
-                     failure_count(run));
 }
 
 // The failing relocations of object `o` on target `t`, then its failing kernel references.
@@ -238,18 +218,19 @@ void digits_before(char* end, std::uint32_t v) {
     end[-1] = static_cast<char>('0' + v);
 }
 
-void print_one_target(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
-  const std::string& kernel = names.kernels[0];
-  for (std::size_t o = 0; o < run.objects.size(); ++o) {
+// Object `o` of `run` on its one target, every relocation a row (only the failing ones with
+// `failures_only`); `shown` is the object's name in the report.
+void table_object(const CheckRun& run, std::size_t o, const std::string& shown, const std::string& kernel,
+                  bool failures_only, OutputBuffer& out) {
     const BpfObject& obj = *run.objects[o];
     const ObjectOnTarget& cell = run.cells[o][0];
-    if (failures_only && cell_of(run, o, 0).failing == 0) continue;
-    out.print("{} on {}\n", names.objects[o], kernel);
+    if (failures_only && cell_of(run, o, 0).failing == 0) return;
+    out.print("{} on {}\n", shown, kernel);
     if (const auto note = nothing_to_do(obj); !note.empty()) {
       out.print("  {}\n", note);
-      print_kernel_refs(run, o, names.objects[o], failures_only, out);
+      print_kernel_refs(run, o, shown, failures_only, out);
       out.put('\n');
-      continue;
+      return;
     }
     // Each listed row's program, instruction and shape; programs are named once each. Relocations
     // come a function at a time: one in the same function as the last one is not looked up.
@@ -387,67 +368,14 @@ void print_one_target(const CheckRun& run, const Names& names, bool failures_onl
       buf.resize(static_cast<std::size_t>(p + 2 + tail.size() - buf.data()));
       out.flush_if_needed();
     }
-    out.print("{}: {} relocations: {}\n", names.objects[o], relos.size(), summary(cell.counts));
-    print_kernel_refs(run, o, names.objects[o], failures_only, out);
+    out.print("{}: {} relocations: {}\n", shown, relos.size(), summary(cell.counts));
+    print_kernel_refs(run, o, shown, failures_only, out);
     out.put('\n');
-    obj.release_pages();  // one object's pages at a time
-  }
-  out.print("{}\n", verdict_line(run));
 }
 
 std::string cell_text(const Cell& c) {
   if (c.nothing) return "-";
   return c.failing == 0 ? "ok" : fmt::format("{} failing", c.failing);
-}
-
-void print_matrix(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
-  std::vector<std::size_t> rows;
-  for (std::size_t o = 0; o < run.objects.size(); ++o)
-    if (!failures_only || object_fails(run, o)) rows.push_back(o);
-  // Column widths: the names, and the cells below them.
-  std::size_t ow = 6;
-  for (const std::size_t o : rows) ow = std::max(ow, names.objects[o].size());
-  std::vector<std::size_t> widths(run.targets.size());
-  for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    widths[t] = std::max<std::size_t>(names.kernels[t].size(), 2);
-    for (const std::size_t o : rows) widths[t] = std::max(widths[t], cell_text(cell_of(run, o, t)).size());
-  }
-  // Kernel columns in blocks that fit the terminal (COLUMNS), each block with the object column; in a
-  // pipe, one block however wide.
-  const std::size_t columns = terminal_columns(STDOUT_FILENO);
-  std::vector<std::pair<std::size_t, std::size_t>> blocks;  // [first, end) of kernel columns
-  for (std::size_t t = 0; t < run.targets.size();) {
-    std::size_t end = t + 1, width = ow + 2 + widths[t];
-    while (end < run.targets.size() && (columns == 0 || width + 2 + widths[end] <= columns)) width += 2 + widths[end++];
-    blocks.push_back({t, end});
-    t = end;
-  }
-  if (!rows.empty())
-    for (std::size_t b = 0; b < blocks.size(); ++b) {
-      if (b) out.put('\n');
-      const auto [first, end] = blocks[b];
-      out.print("{:<{}}", "OBJECT", ow);
-      for (std::size_t t = first; t < end; ++t) out.print("  {:<{}}", names.kernels[t], t + 1 == end ? 0 : widths[t]);
-      out.put('\n');
-      for (const std::size_t o : rows) {
-        out.print("{:<{}}", names.objects[o], ow);
-        for (std::size_t t = first; t < end; ++t)
-          out.print("  {:<{}}", cell_text(cell_of(run, o, t)), t + 1 == end ? 0 : widths[t]);
-        out.put('\n');
-      }
-    }
-  // What fails where.
-  for (const std::size_t o : rows) {
-    for (std::size_t t = 0; t < run.targets.size(); ++t) {
-      const std::vector<FailureRow> failing = failure_rows(run, o, t);
-      if (failing.empty()) continue;
-      out.print("\n{} on {}:\n", names.objects[o], names.kernels[t]);
-      print_failure_rows(failing, out);
-    }
-    run.objects[o]->release_pages();  // one object's pages at a time
-  }
-  if (!rows.empty()) out.put('\n');
-  out.print("{}\n", verdict_line(run));
 }
 
 // One result of relocation `i` on a target. Every key is there in every result, null where it does
@@ -483,181 +411,306 @@ void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell,
   j.end_array();
 }
 
-void print_json(const CheckRun& run, bool failures_only, OutputBuffer& out) {
-  JsonWriter j(out);
+// JSON of object `o`: what does not depend on the kernel, then one result per kernel for the object,
+// each relocation and each kernel reference, in the order of "kernels".
+void json_object(JsonWriter& j, const CheckRun& run, std::size_t o) {
+  const BpfObject& obj = *run.objects[o];
+  const auto relos = obj.relocations();
+  const auto& refs = run.kernel_refs[o];
   j.begin_object();
-  j.field("object_count", std::uint64_t{run.objects.size()});
-  j.field("kernel_count", std::uint64_t{run.targets.size()});
-  j.field("failure_count", std::uint64_t{failure_count(run)});
-  j.field("failed", check_failed(run));
-  j.key("kernels");
+  j.field("file", obj.path());
+  j.field("has_btf_ext", obj.has_ext());
+  j.key("note");
+  if (const auto note = nothing_to_do(obj); !note.empty())
+    j.value(note);
+  else
+    j.value(nullptr);
+  j.field("relocation_count", std::uint64_t{relos.size()});
+  j.field("kernel_reference_count", std::uint64_t{refs.size()});
+  // The matrix's cells: this object on each kernel, in the order of "kernels".
+  std::size_t failing_kernels = 0;
+  for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += cell_of(run, o, t).failing != 0;
+  j.field("failure_count", std::uint64_t{failing_kernels});
+  j.key("results");
   j.begin_array();
   for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    std::size_t failing = 0;
-    for (std::size_t o = 0; o < run.objects.size(); ++o) failing += cell_of(run, o, t).failing != 0;
+    const Cell c = cell_of(run, o, t);
     j.begin_object();
-    j.field("file", run.targets[t]);
-    j.field("failure_count", std::uint64_t{failing});
+    j.field("kernel", run.targets[t]);
+    j.field("failed", c.failing != 0);
+    j.field("failing_relocation_count", std::uint64_t{c.failing_relocations});
+    j.field("failing_kernel_reference_count", std::uint64_t{c.failing_kernel_refs});
     j.end_object();
   }
   j.end_array();
-  j.key("objects");
-  j.begin_array();
-  for (std::size_t o = 0; o < run.objects.size(); ++o) {
-    if (failures_only && !object_fails(run, o)) continue;
-    const BpfObject& obj = *run.objects[o];
-    const auto relos = obj.relocations();
-    const auto& refs = run.kernel_refs[o];
-    j.begin_object();
-    j.field("file", obj.path());
-    j.field("has_btf_ext", obj.has_ext());
-    j.key("note");
-    if (const auto note = nothing_to_do(obj); !note.empty())
-      j.value(note);
-    else
-      j.value(nullptr);
-    j.field("relocation_count", std::uint64_t{relos.size()});
-    j.field("kernel_reference_count", std::uint64_t{refs.size()});
-    // The matrix's cells: this object on each kernel, in the order of "kernels".
-    std::size_t failing_kernels = 0;
-    for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += cell_of(run, o, t).failing != 0;
-    j.field("failure_count", std::uint64_t{failing_kernels});
-    j.key("results");
+  // Relocations and kernel references alike: what does not depend on the kernel, then "results",
+  // one per kernel in the order of "kernels".
+  auto records = [&](std::string_view key, std::size_t count, auto&& fields, auto&& result) {
+    j.key(key);
     j.begin_array();
-    for (std::size_t t = 0; t < run.targets.size(); ++t) {
-      const Cell c = cell_of(run, o, t);
+    for (std::size_t i = 0; i < count; ++i) {
       j.begin_object();
-      j.field("kernel", run.targets[t]);
-      j.field("failed", c.failing != 0);
-      j.field("failing_relocation_count", std::uint64_t{c.failing_relocations});
-      j.field("failing_kernel_reference_count", std::uint64_t{c.failing_kernel_refs});
-      j.end_object();
-    }
-    j.end_array();
-    // Relocations and kernel references alike: what does not depend on the kernel, then "results",
-    // one per kernel in the order of "kernels".
-    auto records = [&](std::string_view key, std::size_t count, auto&& fields, auto&& result) {
-      j.key(key);
+      fields(i);
+      j.key("results");
       j.begin_array();
-      for (std::size_t i = 0; i < count; ++i) {
+      for (std::size_t t = 0; t < run.targets.size(); ++t) {
         j.begin_object();
-        fields(i);
-        j.key("results");
-        j.begin_array();
-        for (std::size_t t = 0; t < run.targets.size(); ++t) {
-          j.begin_object();
-          result(i, run.cells[o][t]);
-          j.end_object();
-        }
-        j.end_array();
+        result(i, run.cells[o][t]);
         j.end_object();
       }
       j.end_array();
-    };
-    records(
-        "relocations", relos.size(),
-        [&](std::size_t i) {
-          const CoreRelocation& r = relos[i];
-          const Where w = where(obj, r);
-          j.field("section", w.section);
-          j.field("program", w.program);
-          j.field("relo_idx", r.index);
-          j.field("insn_off", r.insn_off);
-          j.field("insn_idx", w.insn_idx);
-          j.field("relocation_kind", reloc_kind_name(r.kind));
-          j.field("local_type_id", r.local_type);
-          j.field("access", obj.access(r));
-          j.field("accessor", describe_access(obj, r));
-        },
-        [&](std::size_t i, const ObjectOnTarget& cell) { json_result(j, run, cell, i); });
-    records(
-        "kernel_references", refs.size(), [&](std::size_t i) { json_kernel_ref_fields(j, refs[i]); },
-        [&](std::size_t i, const ObjectOnTarget& cell) { json_kernel_ref_result(j, refs[i], cell.kernel_refs[i]); });
-    j.end_object();
-    obj.release_pages();  // one object's pages at a time
-  }
-  j.end_array();
-  j.field("summary", verdict_line(run));
-  j.end_object();
-  j.finish();
-}
-
-// GitHub Actions: an ::error annotation on each object for each kernel it fails on, its failures one
-// per line; then the verdict as a plain line.
-void print_github(const CheckRun& run, const Names& names, OutputBuffer& out) {
-  for (std::size_t o = 0; o < run.objects.size(); ++o)
-    for (std::size_t t = 0; t < run.targets.size(); ++t) {
-      const std::vector<FailureRow> failing = failure_rows(run, o, t);
-      if (failing.empty()) continue;
-      std::string text = fmt::format("{} on {}: {} failing", names.objects[o], names.kernels[t], failing.size());
-      for (const FailureRow& row : failing) {
-        text += '\n';
-        text += failure_sentence(row);
-      }
-      out.print("::error file={},title={}::{}\n", github_property(escape(run.objects[o]->path())),
-                github_property(fmt::format("btfslim check: {} fails on {}", names.objects[o], names.kernels[t])),
-                github_data(text));
+      j.end_object();
     }
-  out.print("btfslim check: {}\n", verdict_line(run));
+    j.end_array();
+  };
+  records(
+      "relocations", relos.size(),
+      [&](std::size_t i) {
+        const CoreRelocation& r = relos[i];
+        const Where w = where(obj, r);
+        j.field("section", w.section);
+        j.field("program", w.program);
+        j.field("relo_idx", r.index);
+        j.field("insn_off", r.insn_off);
+        j.field("insn_idx", w.insn_idx);
+        j.field("relocation_kind", reloc_kind_name(r.kind));
+        j.field("local_type_id", r.local_type);
+        j.field("access", obj.access(r));
+        j.field("accessor", describe_access(obj, r));
+      },
+      [&](std::size_t i, const ObjectOnTarget& cell) { json_result(j, run, cell, i); });
+  records(
+      "kernel_references", refs.size(), [&](std::size_t i) { json_kernel_ref_fields(j, refs[i]); },
+      [&](std::size_t i, const ObjectOnTarget& cell) { json_kernel_ref_result(j, refs[i], cell.kernel_refs[i]); });
+  j.end_object();
 }
 
 }  // namespace
 
-std::string check_markdown_summary(const CheckRun& run) {
-  const Names names = shown_names(run);
-  std::string s = fmt::format("### btfslim check: {}\n\n", markdown_cell(verdict_line(run)));
-  std::size_t rows = 0, more = 0;
-  for (std::size_t o = 0; o < run.objects.size(); ++o)
-    for (std::size_t t = 0; t < run.targets.size(); ++t) {
-      if (cell_of(run, o, t).failing == 0) continue;
-      if (rows == kMaxSummaryRows) {
-        ++more;
-        continue;
+struct CheckPrinter::State {
+  CheckView view;
+  Names names;
+  std::vector<std::string> targets;
+  bool strict = false;
+  OutputBuffer& out;
+
+  // What outlives an object: its counts, and the failures of formats that list them at the end.
+  std::size_t failing_pairs = 0;
+  std::vector<std::size_t> failing_on;  // per target, how many objects fail there
+  struct Row {
+    std::size_t object;      // its place among the objects
+    std::vector<Cell> cells;  // per target
+  };
+  std::vector<Row> matrix;    // the matrix's rows
+  std::optional<Spool> spool;  // JSON's records; the matrix's lists of failures
+  std::optional<JsonWriter> spool_json;
+  std::vector<std::string> junit;  // per target, its test cases
+  std::string summary_rows;        // the step summary's table rows, the first kMaxSummaryRows
+  std::size_t summary_count = 0;
+
+  State(const CheckView& v, std::span<const std::string> paths, std::vector<std::string> t, bool s, OutputBuffer& o)
+      : view(v), names(shown_names(paths, t)), targets(std::move(t)), strict(s), out(o), failing_on(targets.size()) {}
+
+  bool matrix_table() const { return view.format == CheckFormat::Table && targets.size() > 1; }
+
+  // "171 objects x 2 kernels: 12 fail".
+  std::string verdict() const {
+    return fmt::format("{} x {}: {} fail", plural(names.objects.size(), "object"), plural(targets.size(), "kernel"),
+                       failing_pairs);
+  }
+};
+
+CheckPrinter::CheckPrinter(const CheckView& view, std::span<const std::string> object_paths,
+                           std::vector<std::string> targets, bool strict, OutputBuffer& out)
+    : s_(std::make_unique<State>(view, object_paths, std::move(targets), strict, out)) {
+  State& st = *s_;
+  if (view.format == CheckFormat::Json || st.matrix_table()) st.spool.emplace();
+  if (view.format == CheckFormat::Json) {
+    st.spool_json.emplace(st.spool->out());
+    st.spool_json->begin_array();
+  }
+  if (view.format == CheckFormat::Junit) st.junit.resize(st.targets.size());
+}
+
+CheckPrinter::~CheckPrinter() = default;
+
+bool CheckPrinter::failed() const { return s_->failing_pairs != 0; }
+
+void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
+  State& st = *s_;
+  const std::size_t kernels = st.targets.size();
+  const std::string& shown = st.names.objects[g];
+  std::vector<Cell> cells;
+  bool fails = false;
+  for (std::size_t t = 0; t < kernels; ++t) {
+    cells.push_back(cell_of(run, o, t));
+    if (cells.back().failing == 0) continue;
+    fails = true;
+    ++st.failing_pairs;
+    ++st.failing_on[t];
+  }
+  const bool failures_only = st.view.failures_only;
+  switch (st.view.format) {
+    case CheckFormat::Table:
+      if (kernels == 1) {
+        table_object(run, o, shown, st.names.kernels[0], failures_only, st.out);
+        return;
       }
-      if (rows++ == 0) s += "| | Object | Kernel | Failing | First failure |\n|:-:|---|---|--:|---|\n";
-      const std::vector<FailureRow> failing = failure_rows(run, o, t);
-      s += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(names.objects[o]), markdown_cell(names.kernels[t]),
-                       failing.size(), failing.empty() ? "" : markdown_cell(failure_sentence(failing.front())));
+      // The matrix's row now; what fails where spooled, printed after the matrix.
+      if (failures_only && !fails) return;
+      for (std::size_t t = 0; t < kernels; ++t) {
+        const std::vector<FailureRow> failing = failure_rows(run, o, t);
+        if (failing.empty()) continue;
+        st.spool->out().print("\n{} on {}:\n", shown, st.names.kernels[t]);
+        print_failure_rows(failing, st.spool->out());
+      }
+      st.matrix.push_back({g, std::move(cells)});
+      return;
+    case CheckFormat::Json:
+      if (!failures_only || fails) json_object(*st.spool_json, run, o);
+      return;
+    case CheckFormat::Github:
+      // An ::error annotation on the object for each kernel it fails on, its failures one per line; and
+      // the step summary's row.
+      for (std::size_t t = 0; t < kernels; ++t) {
+        if (cells[t].failing == 0) continue;
+        const std::vector<FailureRow> failing = failure_rows(run, o, t);
+        std::string text = fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], failing.size());
+        for (const FailureRow& row : failing) {
+          text += '\n';
+          text += failure_sentence(row);
+        }
+        st.out.print("::error file={},title={}::{}\n", github_property(escape(run.objects[o]->path())),
+                     github_property(fmt::format("btfslim check: {} fails on {}", shown, st.names.kernels[t])),
+                     github_data(text));
+        if (st.summary_count++ < kMaxSummaryRows)
+          st.summary_rows += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(shown),
+                                         markdown_cell(st.names.kernels[t]), failing.size(),
+                                         failing.empty() ? "" : markdown_cell(failure_sentence(failing.front())));
+      }
+      return;
+    case CheckFormat::Junit:
+      // A <testcase> per object (per failing one with `failures_only`), a <failure> where it fails.
+      for (std::size_t t = 0; t < kernels; ++t) {
+        if (failures_only && cells[t].failing == 0) continue;
+        std::string& to = st.junit[t];
+        to += fmt::format("    <testcase classname=\"btfslim.check\" name=\"{}\" file=\"{}\"", xml_text(shown),
+                          xml_text(escape(run.objects[o]->path())));
+        const std::vector<FailureRow> failing = failure_rows(run, o, t);
+        if (failing.empty()) {
+          to += "/>\n";
+          continue;
+        }
+        std::string detail;
+        for (const FailureRow& row : failing) detail += failure_sentence(row) + "\n";
+        to += fmt::format(">\n      <failure type=\"check failed\" message=\"{}\">{}</failure>\n    </testcase>\n",
+                          xml_text(fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], failing.size())),
+                          xml_text(detail));
+      }
+      return;
+  }
+}
+
+void CheckPrinter::finish() {
+  State& st = *s_;
+  OutputBuffer& out = st.out;
+  const std::size_t kernels = st.targets.size();
+  switch (st.view.format) {
+    case CheckFormat::Table:
+      if (kernels > 1) {
+        // Column widths: the names, and the cells below them.
+        std::size_t ow = 6;
+        for (const State::Row& row : st.matrix) ow = std::max(ow, st.names.objects[row.object].size());
+        std::vector<std::size_t> widths(kernels);
+        for (std::size_t t = 0; t < kernels; ++t) {
+          widths[t] = std::max<std::size_t>(st.names.kernels[t].size(), 2);
+          for (const State::Row& row : st.matrix) widths[t] = std::max(widths[t], cell_text(row.cells[t]).size());
+        }
+        // Kernel columns in blocks that fit the terminal (COLUMNS), each block with the object column; in
+        // a pipe, one block however wide.
+        const std::size_t columns = terminal_columns(STDOUT_FILENO);
+        std::vector<std::pair<std::size_t, std::size_t>> blocks;  // [first, end) of kernel columns
+        for (std::size_t t = 0; t < kernels;) {
+          std::size_t end = t + 1, width = ow + 2 + widths[t];
+          while (end < kernels && (columns == 0 || width + 2 + widths[end] <= columns)) width += 2 + widths[end++];
+          blocks.push_back({t, end});
+          t = end;
+        }
+        if (!st.matrix.empty())
+          for (std::size_t b = 0; b < blocks.size(); ++b) {
+            if (b) out.put('\n');
+            const auto [first, end] = blocks[b];
+            out.print("{:<{}}", "OBJECT", ow);
+            for (std::size_t t = first; t < end; ++t)
+              out.print("  {:<{}}", st.names.kernels[t], t + 1 == end ? 0 : widths[t]);
+            out.put('\n');
+            for (const State::Row& row : st.matrix) {
+              out.print("{:<{}}", st.names.objects[row.object], ow);
+              for (std::size_t t = first; t < end; ++t)
+                out.print("  {:<{}}", cell_text(row.cells[t]), t + 1 == end ? 0 : widths[t]);
+              out.put('\n');
+            }
+          }
+        // What fails where.
+        st.spool->copy_to(out);
+        if (!st.matrix.empty()) out.put('\n');
+      }
+      out.print("{}\n", st.verdict());
+      return;
+    case CheckFormat::Json: {
+      JsonWriter j(out);
+      j.begin_object();
+      j.field("object_count", std::uint64_t{st.names.objects.size()});
+      j.field("kernel_count", std::uint64_t{kernels});
+      j.field("failure_count", std::uint64_t{st.failing_pairs});
+      j.field("failed", failed());
+      j.key("kernels");
+      j.begin_array();
+      for (std::size_t t = 0; t < kernels; ++t) {
+        j.begin_object();
+        j.field("file", st.targets[t]);
+        j.field("failure_count", std::uint64_t{st.failing_on[t]});
+        j.end_object();
+      }
+      j.end_array();
+      j.key("objects");
+      st.spool_json->end_array();
+      j.value_follows();
+      st.spool->copy_to(out);
+      j.field("summary", st.verdict());
+      j.end_object();
+      j.finish();
+      return;
     }
-  if (more) s += fmt::format("\n{} more object/kernel pairs fail: the job's log lists them all.\n", more);
+    case CheckFormat::Github:
+      out.print("btfslim check: {}\n", st.verdict());
+      return;
+    case CheckFormat::Junit: {
+      const std::size_t objects = st.names.objects.size();
+      out.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+      out.print("<testsuites name=\"btfslim check\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
+                st.view.failures_only ? st.failing_pairs : objects * kernels, st.failing_pairs);
+      for (std::size_t t = 0; t < kernels; ++t) {
+        out.print("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
+                  xml_text(escape(st.targets[t])), st.view.failures_only ? st.failing_on[t] : objects, st.failing_on[t]);
+        out.write(st.junit[t]);
+        out.write("  </testsuite>\n");
+      }
+      out.write("</testsuites>\n");
+      return;
+    }
+  }
+}
+
+std::string CheckPrinter::markdown_summary() const {
+  const State& st = *s_;
+  std::string s = fmt::format("### btfslim check: {}\n\n", markdown_cell(st.verdict()));
+  if (st.summary_count) s += "| | Object | Kernel | Failing | First failure |\n|:-:|---|---|--:|---|\n" + st.summary_rows;
+  if (st.summary_count > kMaxSummaryRows)
+    s += fmt::format("\n{} more object/kernel pairs fail: the job's log lists them all.\n",
+                     st.summary_count - kMaxSummaryRows);
   return s + "\n";
 }
-
-namespace {
-
-// JUnit XML: a <testsuite> per kernel, a <testcase> per object (per failing one with `failures_only`),
-// a <failure> where it fails.
-void print_junit(const CheckRun& run, const Names& names, bool failures_only, OutputBuffer& out) {
-  const std::size_t failures = failure_count(run);
-  out.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  out.print("<testsuites name=\"btfslim check\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
-            failures_only ? failures : run.objects.size() * run.targets.size(), failures);
-  for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    std::size_t failing = 0;
-    for (std::size_t o = 0; o < run.objects.size(); ++o) failing += cell_of(run, o, t).failing != 0;
-    out.print("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
-              xml_text(escape(run.targets[t])), failures_only ? failing : run.objects.size(), failing);
-    for (std::size_t o = 0; o < run.objects.size(); ++o) {
-      if (failures_only && cell_of(run, o, t).failing == 0) continue;
-      out.print("    <testcase classname=\"btfslim.check\" name=\"{}\" file=\"{}\"", xml_text(names.objects[o]),
-                xml_text(escape(run.objects[o]->path())));
-      const std::vector<FailureRow> failing = failure_rows(run, o, t);
-      if (failing.empty()) {
-        out.write("/>\n");
-        continue;
-      }
-      std::string detail;
-      for (const FailureRow& row : failing) detail += failure_sentence(row) + "\n";
-      out.print(">\n      <failure type=\"check failed\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                xml_text(fmt::format("{} on {}: {} failing", names.objects[o], names.kernels[t], failing.size())),
-                xml_text(detail));
-    }
-    out.write("  </testsuite>\n");
-  }
-  out.write("</testsuites>\n");
-}
-
-}  // namespace
 
 std::string describe_targets(const CoreResult& r) {
   std::string s;
@@ -706,31 +759,6 @@ void count_outcomes(ObjectOnTarget& cell, bool strict) {
         break;
     }
     if (relocation_fails(strict, r, cell.dead[i])) ++t.failing;
-  }
-}
-
-bool check_failed(const CheckRun& run) {
-  for (std::size_t o = 0; o < run.objects.size(); ++o)
-    for (const ObjectOnTarget& cell : run.cells[o])
-      if (cell.counts.failing != 0) return true;
-  for (std::size_t o = 0; o < run.objects.size(); ++o)
-    for (const ObjectOnTarget& cell : run.cells[o])
-      if (kernel_refs_failing(run, o, cell) != 0) return true;
-  return false;
-}
-
-void print_check(const CheckRun& run, const CheckView& view, OutputBuffer& out) {
-  const Names names = shown_names(run);
-  switch (view.format) {
-    case CheckFormat::Table:
-      return run.targets.size() == 1 ? print_one_target(run, names, view.failures_only, out)
-                                     : print_matrix(run, names, view.failures_only, out);
-    case CheckFormat::Json:
-      return print_json(run, view.failures_only, out);
-    case CheckFormat::Github:
-      return print_github(run, names, out);
-    case CheckFormat::Junit:
-      return print_junit(run, names, view.failures_only, out);
   }
 }
 
