@@ -58,14 +58,50 @@ CoreTarget minimize_target(const std::shared_ptr<const Btf>& btf);
 Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*>& objects,
                            const std::vector<CoreResults>& results);
 
+// The same, object by object: each object's results are marked and may then be dropped, so that only
+// the marks (a bit per type, the kept members) outlive an object. `index` is the object's place in the
+// run (KeepReason::object).
+class RelocationMarker {
+ public:
+  explicit RelocationMarker(const Btf& source);
+  ~RelocationMarker();
+  RelocationMarker(const RelocationMarker&) = delete;
+  RelocationMarker& operator=(const RelocationMarker&) = delete;
+  void add(const BpfObject& object, int index, const CoreResults& results);
+  // The marks so far; the marker is spent.
+  Minimized finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
 // `results[i]` are objects[i]'s relocations resolved against `source`.
 Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
                    const std::vector<CoreResults>& results, const MinimizeOptions& options);
+// The same from the marks of the relocations (mark_relocations, RelocationMarker).
+Minimized minimize(const Btf& source, Minimized marked, const MinimizeOptions& options);
 
 // Resolves every object against `minimized` (on its base when split) and compares with `expected`
 // (against the source's minimize_target, with the answers in `answers`): the first difference,
 // described, or "".
 std::string verify_minimized(const Btf& source, const Minimized& minimized, const std::vector<const BpfObject*>& objects,
                              const std::vector<CoreResults>& expected, const std::vector<AnswerLog>& answers);
+
+// The same, object by object, for objects read one at a time: `roots` are every object's root names
+// (RootNames), which the minimized BTF is indexed for once.
+class MinimizedVerifier {
+ public:
+  MinimizedVerifier(const Btf& source, const Minimized& minimized, std::span<const BpfObject::RootName> roots);
+  // The first relocation of `object` that resolves differently on the minimized BTF than `expected`
+  // (with `answers`) on the source, described, or "".
+  std::string check(const BpfObject& object, const CoreResults& expected, const AnswerLog& answers) const;
+
+ private:
+  const Btf& source_;
+  std::shared_ptr<const Btf> out_;
+  CoreTarget target_;
+  CandidateIndex index_;
+};
 
 }  // namespace btfslim

@@ -75,20 +75,44 @@ struct MinimizeArgs {
 
 // The objects, read and parsed once for every source.
 struct ObjectSet {
+  std::vector<std::string> paths;
+  RootNames roots;  // what every object asks for, gathered when they were first read
+  // Held objects (a batch's, which every source reuses, or for --explain, which names them at the
+  // end); none when they are streamed: read again one at a time for each pass, and dropped after it.
   std::vector<std::unique_ptr<const BpfObject>> owned;
   std::vector<const BpfObject*> objects;
-  // Each object's code, for what its programs reach: read the first time a source poisons one of its
-  // relocations (reach.h), by whichever thread gets there first.
+  // Each held object's code, for what its programs reach: read the first time a source poisons one of
+  // its relocations (reach.h), by whichever thread gets there first.
   mutable std::mutex code_mutex;
   mutable std::vector<std::unique_ptr<const BpfCode>> code;
-  // One source: an object's code and pages are given back as soon as they are done with, so that many
-  // objects hold no more memory than the largest (a batch keeps them for the next source).
+
+  // One source: an object's code and pages are given back as soon as they are done with (a batch keeps
+  // them for the next source).
   bool one_source = false;
 
-  const BpfCode& code_of(std::size_t o) const {
+  bool streamed() const { return objects.empty(); }
+
+  // Calls each(o, object) for every object in order: the held ones (their pages given back after each
+  // with `release`), or each read and dropped in turn.
+  template <typename Each>
+  void for_each(Each&& each, bool release) const {
+    for (std::size_t o = 0; o < paths.size(); ++o) {
+      if (streamed()) {
+        const auto object = BpfObject::open(paths[o]);
+        each(o, *object);
+        continue;
+      }
+      each(o, *objects[o]);
+      if (release) objects[o]->release_pages();
+    }
+  }
+
+  // The code of object `o` (`object`, when streamed: read for the caller alone).
+  std::shared_ptr<const BpfCode> code_of(std::size_t o, const BpfObject& object) const {
+    if (streamed()) return std::make_shared<const BpfCode>(object);
     const std::scoped_lock lock(code_mutex);
     if (!code[o]) code[o] = std::make_unique<const BpfCode>(*objects[o]);
-    return *code[o];
+    return std::shared_ptr<const BpfCode>(std::shared_ptr<const BpfCode>{}, code[o].get());
   }
 };
 
@@ -179,31 +203,23 @@ struct Failing {
   std::string first;
 };
 
-Failing failing_relocations(const ObjectSet& objs, const std::vector<CoreResults>& results) {
-  Failing f;
-  const std::vector<const BpfObject*>& objects = objs.objects;
-  for (std::size_t o = 0; o < objects.size(); ++o) {
-    const Reachability reach = any_poisoned(results[o]) ? reachability(objs.code_of(o), results[o]) : Reachability{};
-    const auto relos = objects[o]->relocations();
-    for (std::size_t i = 0; i < relos.size(); ++i) {
-      const CoreResult& r = results[o][i];
-      if (r.status == CoreStatus::Ok || (r.status == CoreStatus::Poisoned && !reach.reached[i])) continue;
-      if (f.count++ == 0)
-        f.first = fmt::format("{}: {}{}{}", where(*objects[o], relos[i]), status_name(r.status),
-                              r.reason.empty() ? "" : ": ", r.reason);
-    }
-    if (objs.one_source) {
-      objs.code[o].reset();
-      objects[o]->release_pages();
-    }
+// Counts the relocations of object `o` that would fail the load on the source into `f`.
+void add_failing(const ObjectSet& objs, std::size_t o, const BpfObject& object, const CoreResults& results, Failing& f) {
+  const Reachability reach = any_poisoned(results) ? reachability(*objs.code_of(o, object), results) : Reachability{};
+  const auto relos = object.relocations();
+  for (std::size_t i = 0; i < relos.size(); ++i) {
+    const CoreResult& r = results[i];
+    if (r.status == CoreStatus::Ok || (r.status == CoreStatus::Poisoned && !reach.reached[i])) continue;
+    if (f.count++ == 0)
+      f.first = fmt::format("{}: {}{}{}", where(object, relos[i]), status_name(r.status), r.reason.empty() ? "" : ": ",
+                            r.reason);
   }
-  return f;
 }
 
 // The output must not be an input, however spelt: compared by device and inode where it exists.
 void refuse_overwriting_inputs(const std::string& output, const ObjectSet& objects, const std::string& source_file) {
-  for (const BpfObject* in : objects.objects)
-    if (same_file(output, in->path())) fail(output, "is an input ({}): refusing to overwrite it", esc(in->path()));
+  for (const std::string& in : objects.paths)
+    if (same_file(output, in)) fail(output, "is an input ({}): refusing to overwrite it", esc(in));
   if (same_file(output, source_file)) fail(output, "is the source BTF: refusing to overwrite it");
 }
 
@@ -254,27 +270,30 @@ struct OutputNotWritten {
 // InputError for what cannot be done; nothing is written then.
 TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const std::string& source_file,
                               const ObjectSet& objs, const TargetOptions& options, const std::string& output) {
-  const std::vector<const BpfObject*>& objects = objs.objects;
   refuse_overwriting_inputs(output, objs, source_file);
   TargetOutcome outcome;
   outcome.source = source->name();
   outcome.bytes_in = source->raw().size();
 
-  // Resolve against the source once; the marks and the verification start from these results.
+  // Each object resolved against the source and marked, its results then dropped: only the marks
+  // outlive it. With one source, its pages are given back as it is done.
   const CoreTarget target = minimize_target(source);
-  const CandidateIndex index(target, objects);
-  std::vector<CoreResults> results;
-  std::vector<AnswerLog> answers(objects.size());  // for the verification, which compares answers first
+  const CandidateIndex index(target, objs.roots.roots());
+  RelocationMarker marker(*source);
   std::size_t relocations = 0, not_ok = 0;
-  for (const BpfObject* obj : objects) {
-    results.push_back(resolve_object(*obj, index, options.verify ? &answers[results.size()] : nullptr));
-    if (objs.one_source) obj->release_pages();
-    for (const CoreResult& r : results.back()) {
-      ++relocations;
-      if (r.status != CoreStatus::Ok) ++not_ok;
-    }
-  }
-  if (const Failing failing = options.find_failing ? failing_relocations(objs, results) : Failing{}; failing.count > 0) {
+  Failing failing;
+  objs.for_each(
+      [&](std::size_t o, const BpfObject& object) {
+        const CoreResults results = resolve_object(object, index);
+        for (const CoreResult& r : results) {
+          ++relocations;
+          if (r.status != CoreStatus::Ok) ++not_ok;
+        }
+        if (options.find_failing) add_failing(objs, o, object, results, failing);
+        marker.add(object, static_cast<int>(o), results);
+      },
+      objs.one_source);
+  if (failing.count > 0) {
     const std::string what = fmt::format("{} relocation{} would fail to load on it (first: {})", failing.count,
                                          failing.count == 1 ? "" : "s", failing.first);
     if (options.skip_poisoned) {
@@ -285,16 +304,28 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
     outcome.note = fmt::format("{}: {}; written all the same (--skip-poisoned skips such kernels)", esc(source->name()), what);
   }
 
-  const Minimized m = minimize(*source, objects, results, options.minimize);
+  const Minimized m = minimize(*source, marker.finish(), options.minimize);
 
   if (options.verify) {
-    if (const std::string diff = verify_minimized(*source, m, objects, results, answers); !diff.empty())
+    // Each object resolved on the source again, now with the answers it took, and on the output, where
+    // only the questions whose answer changed are asked again.
+    const MinimizedVerifier verifier(*source, m, objs.roots.roots());
+    std::string diff;
+    objs.for_each(
+        [&](std::size_t, const BpfObject& object) {
+          if (!diff.empty()) return;
+          AnswerLog answers;
+          const CoreResults expected = resolve_object(object, index, &answers);
+          diff = verifier.check(object, expected, answers);
+        },
+        objs.one_source);
+    if (!diff.empty())
       fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
            m.base ? " on " + escape(m.base->name()) : "", diff,
            options.minimize.base ? " (split BTF cannot add members to a type its base has: give --split-base a base "
                                    "minimized for these objects too, or none)" : "");
   }
-  for (const std::string& name : options.explain) explain(*source, m, objects, name, outcome.report);
+  for (const std::string& name : options.explain) explain(*source, m, objs.objects, name, outcome.report);
 
   const std::string bytes =
       options.elf ? btf_elf_object(m.bytes, {source->big_endian(), four_byte_pointers(m.bytes), output == "-" ? "stdout" : output})
@@ -315,8 +346,8 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
       output.empty() ? "(not written)" : output == "-" ? "stdout" : escape(output),
       m.base ? "split on " + escape(m.base->name()) + ", " : "", m.types, with_commas(m.bytes.size()),
       options.elf ? fmt::format(" of BTF in {} bytes of ELF", with_commas(bytes.size())) : "", pct, esc(source->name()),
-      source->end_id() - source->first_id(), with_commas(source->raw().size()), relocations, objects.size(),
-      objects.size() == 1 ? "" : "s", options.verify ? ", each resolving as on the source" : "",
+      source->end_id() - source->first_id(), with_commas(source->raw().size()), relocations, objs.paths.size(),
+      objs.paths.size() == 1 ? "" : "s", options.verify ? ", each resolving as on the source" : "",
       not_ok ? fmt::format(" ({} poisoned or failing on the source too)", not_ok) : "");
   return outcome;
 }
@@ -429,7 +460,7 @@ void Batch::plan() {
     if (::stat(path.c_str(), &st) == 0) inputs.emplace(std::pair{st.st_dev, st.st_ino}, path);
   };
   for (const TargetFile& f : files) note_input(f.path);
-  for (const BpfObject* o : objects_.objects) note_input(o->path());
+  for (const std::string& path : objects_.paths) note_input(path);
   for (std::size_t k = 0; k < files.size(); ++k) {
     if (k % shards != shard - 1) continue;
     const bool archive = is_archive_path(files[k].path);
@@ -603,14 +634,23 @@ bool is_batch(const MinimizeArgs& args) {
 }
 
 void run_minimize(const MinimizeArgs& args) {
+  // Every object is read first, for what it asks of the sources (and to refuse a bad one before any
+  // work). One source then reads them again one at a time, each dropped before the next, so that many
+  // objects hold no more memory than the largest; a batch, which reuses them for every source, and
+  // --explain, which names them at the end, keep them (their pages given back).
+  const bool hold = is_batch(args) || !args.explain.empty();
   ObjectSet objects;
+  objects.paths = args.objects;
   for (const auto& path : args.objects) {
-    objects.owned.push_back(BpfObject::open(path));
-    objects.objects.push_back(objects.owned.back().get());
-    objects.code.emplace_back();
-    if (!objects.owned.back()->has_ext() || objects.owned.back()->relocations().empty())
+    auto object = BpfObject::open(path);
+    objects.roots.add(*object);
+    if (!object->has_ext() || object->relocations().empty())
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", escape(path).c_str());
-    objects.owned.back()->release_pages();  // read again when resolved: one object's pages at a time
+    if (!hold) continue;
+    object->release_pages();  // read again when resolved: one object's pages at a time
+    objects.objects.push_back(object.get());
+    objects.owned.push_back(std::move(object));
+    objects.code.emplace_back();
   }
   TargetOptions options;
   options.minimize.keep = args.keep;

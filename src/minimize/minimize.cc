@@ -571,31 +571,48 @@ std::shared_ptr<const Btf> Minimized::parse(const std::string& name) const {
                     base);
 }
 
-Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*>& objects,
-                            const std::vector<CoreResults>& results) {
+struct RelocationMarker::State {
+  explicit State(const Btf& source) : mark(source, out) {}
   Minimized out;
-  Marker mark(source, out);
+  Marker mark;
+};
+
+RelocationMarker::RelocationMarker(const Btf& source) : s_(std::make_unique<State>(source)) {}
+RelocationMarker::~RelocationMarker() = default;
+
+void RelocationMarker::add(const BpfObject& object, int index, const CoreResults& results) {
   // Relocations that ask the same question share their matches: marked once, for the first of them.
   // A question's last matches are looked at before the set of all: nearly always they are the same.
+  // The set is the object's own: its results, which the identities point into, go with it.
   std::unordered_set<const void*> marked;
-  for (std::size_t o = 0; o < objects.size(); ++o) {
-    const auto relos = objects[o]->relocations();
-    std::vector<const void*> last(objects[o]->question_count());
-    for (std::size_t i = 0; i < relos.size(); ++i) {
-      const void* q = results[o][i].matches.identity();
-      if (q && q == last[relos[i].question]) continue;
-      if (q) last[relos[i].question] = q;
-      if (q && !marked.insert(q).second) continue;
-      mark.set_reason({static_cast<int>(o), static_cast<std::uint32_t>(i)});
-      mark_relocation(mark, *objects[o], relos[i], results[o][i]);
-    }
+  const auto relos = object.relocations();
+  std::vector<const void*> last(object.question_count());
+  for (std::size_t i = 0; i < relos.size(); ++i) {
+    const void* q = results[i].matches.identity();
+    if (q && q == last[relos[i].question]) continue;
+    if (q) last[relos[i].question] = q;
+    if (q && !marked.insert(q).second) continue;
+    s_->mark.set_reason({index, static_cast<std::uint32_t>(i)});
+    mark_relocation(s_->mark, object, relos[i], results[i]);
   }
-  return out;
+}
+
+Minimized RelocationMarker::finish() { return std::move(s_->out); }
+
+Minimized mark_relocations(const Btf& source, const std::vector<const BpfObject*>& objects,
+                            const std::vector<CoreResults>& results) {
+  RelocationMarker marker(source);
+  for (std::size_t o = 0; o < objects.size(); ++o) marker.add(*objects[o], static_cast<int>(o), results[o]);
+  return marker.finish();
 }
 
 Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objects,
                    const std::vector<CoreResults>& results, const MinimizeOptions& options) {
-  Minimized out = mark_relocations(source, objects, results);
+  return minimize(source, mark_relocations(source, objects, results), options);
+}
+
+Minimized minimize(const Btf& source, Minimized marked, const MinimizeOptions& options) {
+  Minimized out = std::move(marked);
   Marker mark(source, out, Marker::Continue{});
   // libbpf sizes pointers by the first INT named like "long", and by the host's pointer size (8 on the
   // 64-bit hosts that load BPF) where there is none: a 4-byte long is kept where a pointer is.
@@ -680,37 +697,59 @@ Minimized minimize(const Btf& source, const std::vector<const BpfObject*>& objec
 
 std::string verify_minimized(const Btf& source, const Minimized& minimized, const std::vector<const BpfObject*>& objects,
                              const std::vector<CoreResults>& expected, const std::vector<AnswerLog>& answers) {
-  // The output is searched as the source is: a module's after its base; the rest of a kernel's types,
-  // split off onto a base, together with that base.
-  const std::shared_ptr<const Btf> out = minimized.parse("the minimized BTF");
-  const CoreTarget target = source.is_split() ? CoreTarget(out->base_shared(), {out}) : CoreTarget(out);
-  const CandidateIndex index(target, objects);
-  std::string diff;
-  for (std::size_t o = 0; o < objects.size() && diff.empty(); ++o) {
-    // Only the relocations whose answer is not the one they took on the source, each compared as it is
-    // made: the output's results are never all held beside the source's, and the code is not read again.
-    const auto relos = objects[o]->relocations();
-    resolve_changed(*objects[o], index, answers[o], [&](std::size_t i, CoreResult&& b) {
-      const CoreResult& a = expected[o][i];
-      bool same = a.status == b.status;
-      if (same && a.status == CoreStatus::Ok) {
-        if (relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget) && a.value != 0 && b.value != 0) {
-          // Ids differ by design: the types must be the same kind and name.
-          const TypeView ta = source.type(static_cast<TypeId>(a.value)), tb = out->type(static_cast<TypeId>(b.value));
-          same = ta.kind() == tb.kind() && source.str(ta.name_off()) == out->str(tb.name_off());
-        } else {
-          same = a.value == b.value && a.local_size == b.local_size && a.target_size == b.target_size;
-        }
-      }
-      if (!same)
-        diff = fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output",
-                           esc(objects[o]->path()), relos[i].index, esc(objects[o]->sections()[relos[i].section].name),
-                           reloc_kind_name(relos[i].kind), describe_access(*objects[o], relos[i]),
-                           status_name(a.status), a.value, status_name(b.status), b.value);
-      return diff.empty();
-    });
+  RootNames roots;
+  for (const BpfObject* o : objects) roots.add(*o);
+  const MinimizedVerifier verifier(source, minimized, roots.roots());
+  for (std::size_t o = 0; o < objects.size(); ++o) {
+    std::string diff = verifier.check(*objects[o], expected[o], answers[o]);
     objects[o]->release_pages();  // read again from the page cache by whatever needs it next
+    if (!diff.empty()) return diff;
   }
+  return "";
+}
+
+namespace {
+
+// The output is searched as the source is: a module's after its base; the rest of a kernel's types,
+// split off onto a base, together with that base.
+CoreTarget verified_target(const Btf& source, const std::shared_ptr<const Btf>& out) {
+  return source.is_split() ? CoreTarget(out->base_shared(), {out}) : CoreTarget(out);
+}
+
+}  // namespace
+
+MinimizedVerifier::MinimizedVerifier(const Btf& source, const Minimized& minimized,
+                                     std::span<const BpfObject::RootName> roots)
+    : source_(source),
+      out_(minimized.parse("the minimized BTF")),
+      target_(verified_target(source, out_)),
+      index_(target_, roots) {}
+
+std::string MinimizedVerifier::check(const BpfObject& object, const CoreResults& expected,
+                                     const AnswerLog& answers) const {
+  // Only the relocations whose answer is not the one they took on the source, each compared as it is
+  // made: the output's results are never all held beside the source's, and the code is not read again.
+  std::string diff;
+  const auto relos = object.relocations();
+  resolve_changed(object, index_, answers, [&](std::size_t i, CoreResult&& b) {
+    const CoreResult& a = expected[i];
+    bool same = a.status == b.status;
+    if (same && a.status == CoreStatus::Ok) {
+      if (relos[i].kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget) && a.value != 0 && b.value != 0) {
+        // Ids differ by design: the types must be the same kind and name.
+        const TypeView ta = source_.type(static_cast<TypeId>(a.value)), tb = out_->type(static_cast<TypeId>(b.value));
+        same = ta.kind() == tb.kind() && source_.str(ta.name_off()) == out_->str(tb.name_off());
+      } else {
+        same = a.value == b.value && a.local_size == b.local_size && a.target_size == b.target_size;
+      }
+    }
+    if (!same)
+      diff = fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output",
+                         esc(object.path()), relos[i].index, esc(object.sections()[relos[i].section].name),
+                         reloc_kind_name(relos[i].kind), describe_access(object, relos[i]), status_name(a.status),
+                         a.value, status_name(b.status), b.value);
+    return diff.empty();
+  });
   return diff;
 }
 
