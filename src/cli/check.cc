@@ -177,11 +177,13 @@ void run_check(const CheckArgs& args) {
   AskedOfTargets asked;
   CheckRun run;
   run.strict = args.strict;
+  // One object alone is kept from the first reading to the second: it is the largest anyway.
+  const bool stream = one_target && args.objects.size() > 1;
   for (const auto& path : args.objects) {
     auto object = BpfObject::open(path);
     auto refs = kernel_references(*object, attach, &used);
     asked.add(*object, refs);
-    if (one_target) continue;
+    if (stream) continue;
     object->release_pages();
     run.objects.push_back(std::move(object));
     run.kernel_refs.push_back(std::move(refs));
@@ -211,8 +213,13 @@ void run_check(const CheckArgs& args) {
       CheckRun one;
       one.strict = args.strict;
       one.targets = {targets[0]};
-      one.objects.push_back(BpfObject::open(args.objects[g]));
-      one.kernel_refs.push_back(kernel_references(*one.objects[0], attach, &used));
+      if (stream) {
+        one.objects.push_back(BpfObject::open(args.objects[g]));
+        one.kernel_refs.push_back(kernel_references(*one.objects[0], attach, &used));
+      } else {
+        one.objects.push_back(std::move(run.objects[g]));
+        one.kernel_refs.push_back(std::move(run.kernel_refs[g]));
+      }
       std::optional<BpfCode> code;
       one.cells.push_back({});
       one.cells[0].push_back(check_cell(*one.objects[0], index, names, one.kernel_refs[0], code, false, args.strict));

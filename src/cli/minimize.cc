@@ -636,9 +636,9 @@ bool is_batch(const MinimizeArgs& args) {
 void run_minimize(const MinimizeArgs& args) {
   // Every object is read first, for what it asks of the sources (and to refuse a bad one before any
   // work). One source then reads them again one at a time, each dropped before the next, so that many
-  // objects hold no more memory than the largest; a batch, which reuses them for every source, and
-  // --explain, which names them at the end, keep them (their pages given back).
-  const bool hold = is_batch(args) || !args.explain.empty();
+  // objects hold no more memory than the largest; a batch, which reuses them for every source,
+  // --explain, which names them at the end, and one object alone keep them (their pages given back).
+  const bool hold = is_batch(args) || !args.explain.empty() || args.objects.size() == 1;
   ObjectSet objects;
   objects.paths = args.objects;
   for (const auto& path : args.objects) {

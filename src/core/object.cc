@@ -179,7 +179,7 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
       if (r.local_type != 0 && !btf_->valid_id(r.local_type))
         fail(where, "{}: type id {} is out of range (the object has {} types)", at(), r.local_type,
              btf_->end_id() - 1);
-      if (!btf_->valid_str(r.access_off) || btf_->str(r.access_off).empty())
+      if (!btf_->valid_str(r.access_off) || *btf_->c_str(r.access_off) == '\0')  // no strlen per record
         fail(where, "{}: invalid access string offset {}", at(), r.access_off);
       relocations_.push_back(r);
     }

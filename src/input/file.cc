@@ -1,6 +1,7 @@
 // Mapping input files.
 //
-// A regular file is mapped private and copy-on-write (libelf may fix up headers in place; nothing of ours
+// A small regular file (up to 256 KiB: most BPF objects) is read whole. A larger one is mapped private
+// and copy-on-write (libelf may fix up headers in place; nothing of ours
 // writes). sysfs refuses writable mappings, so a read-only mapping is tried next, and files that cannot be
 // mapped at all (pipes, older kernels' /sys/kernel/btf) are read once into memory, with a cap so that an
 // endless stream cannot exhaust memory. A compressed file (xz, zstd, gzip: how distributions ship
@@ -23,6 +24,8 @@ namespace btfslim {
 namespace {
 
 constexpr std::size_t kMaxReadBytes = std::size_t{1} << 30;
+// Files up to this size are read whole rather than mapped (FileBytes::open).
+constexpr std::size_t kReadWhole = std::size_t{256} << 10;
 
 class Fd {
  public:
@@ -82,6 +85,29 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
 
   std::shared_ptr<FileBytes> file(new FileBytes());
   file->path_ = path;
+  if (S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<std::size_t>(st.st_size) <= kReadWhole) {
+    // A small file is read: a mapping would cost a page fault for each page touched and a TLB
+    // shootdown when unmapped, most of the time of a run over hundreds of small objects.
+    const auto size = static_cast<std::size_t>(st.st_size);
+    auto* buf = static_cast<std::uint8_t*>(std::malloc(size));
+    if (!buf) fail(path, "out of memory reading {} bytes", size);
+    std::size_t used = 0;
+    while (used < size) {
+      const ssize_t n = ::pread(fd.get(), buf + used, size - used, static_cast<off_t>(used));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : 0;
+        std::free(buf);
+        if (n == 0) fail(path, "read error: the file shrank while it was read");
+        fail(path, "read error: {}", errno_text(err));
+      }
+      used += static_cast<std::size_t>(n);
+    }
+    file->data_ = buf;
+    file->size_ = size;
+    file->inflate_if_compressed();
+    return file;
+  }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     const auto size = static_cast<std::size_t>(st.st_size);
     // Mapped lazily: an ELF file is mostly what we never read (DWARF, code); callers prefetch() the part
