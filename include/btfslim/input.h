@@ -52,10 +52,12 @@ class FileBytes {
   FileBytes() = default;
   // Replaces the file's bytes with what they inflate to, where they are a compressed stream.
   void inflate_if_compressed();
+  void free_bytes();
   std::string path_;
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
   bool mapped_ = false;
+  bool read_whole_ = false;  // read into the buffer small files share (file.cc)
   Compression compression_ = Compression::None;
 };
 
@@ -142,6 +144,8 @@ class ElfFile {
   // that is no string of the table is null); nothing without a symbol table. elf.cc.
   template <typename Fn>
   void for_each_table_symbol(Fn&& fn) const;
+  // How many symbols the symbol table holds (0 without one): what a list of them reserves.
+  std::size_t table_symbol_count() const;
   // The section a symbol is defined in: its name (null for none or an invalid one), and whether it is code.
   struct SymbolSection {
     const char* name = nullptr;

@@ -120,6 +120,15 @@ void ElfFile::for_each_table_symbol(Fn&& fn) const {
   }
 }
 
+std::size_t ElfFile::table_symbol_count() const {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB) return shdr.sh_entsize ? shdr.sh_size / shdr.sh_entsize : 0;
+  }
+  return 0;
+}
+
 ElfFile::SymbolSection ElfFile::symbol_section(std::uint16_t shndx) const {
   Elf_Scn* in = elf_getscn(impl_->elf, shndx);
   GElf_Shdr hdr;
@@ -165,6 +174,7 @@ std::vector<ElfFile::Section> ElfFile::sections() const {
 
 std::vector<ElfFile::TableSymbol> ElfFile::symbol_table() const {
   std::vector<TableSymbol> out;
+  out.reserve(table_symbol_count());
   for_each_table_symbol([&](std::size_t, const GElf_Sym& sym, const char* name) {
     out.push_back({name ? name : "", sym.st_value, sym.st_size, sym.st_shndx,
                    static_cast<std::uint8_t>(GELF_ST_TYPE(sym.st_info)),
@@ -222,6 +232,7 @@ namespace btfslim {
 
 std::vector<ElfFile::Symbol> ElfFile::symbols() const {
   std::vector<Symbol> out;
+  out.reserve(table_symbol_count());  // one allocation, not a doubling series
   for_each_table_symbol([&](std::size_t i, const GElf_Sym& sym, const char* name) {
     if (i == 0) return;
     if (!name) fail(path(), "symbol {} has an invalid name", i);

@@ -1,7 +1,7 @@
 // Mapping input files.
 //
-// A small regular file (up to 256 KiB: most BPF objects) is read whole. A larger one is mapped private
-// and copy-on-write (libelf may fix up headers in place; nothing of ours
+// A small regular file (up to 256 KiB: most BPF objects) is read whole, into a buffer the next one
+// reuses. A larger one is mapped private and copy-on-write (libelf may fix up headers in place; nothing of ours
 // writes). sysfs refuses writable mappings, so a read-only mapping is tried next, and files that cannot be
 // mapped at all (pipes, older kernels' /sys/kernel/btf) are read once into memory, with a cap so that an
 // endless stream cannot exhaust memory. A compressed file (xz, zstd, gzip: how distributions ship
@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace btfslim {
 namespace {
@@ -39,6 +40,32 @@ class Fd {
 
  private:
   int fd_;
+};
+
+// The memory small files are read into: one buffer of kReadWhole bytes, taken by one file at a time
+// and kept for the next, so that a run over hundreds of objects reads them all into the same pages
+// (no fault, no allocation per file); a file read while it is taken gets its own.
+class ReadBuffer {
+ public:
+  static std::uint8_t* take() {
+    const std::scoped_lock lock(mutex_);
+    if (taken_) return static_cast<std::uint8_t*>(std::malloc(kReadWhole));
+    if (!buffer_) buffer_ = static_cast<std::uint8_t*>(std::malloc(kReadWhole));
+    taken_ = buffer_ != nullptr;
+    return buffer_;
+  }
+  static void give_back(std::uint8_t* p) {
+    const std::scoped_lock lock(mutex_);
+    if (p && p == buffer_)
+      taken_ = false;
+    else
+      std::free(p);
+  }
+
+ private:
+  static inline std::mutex mutex_;
+  static inline std::uint8_t* buffer_ = nullptr;
+  static inline bool taken_ = false;
 };
 
 std::string errno_text(int err) {
@@ -89,7 +116,7 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
     // A small file is read: a mapping would cost a page fault for each page touched and a TLB
     // shootdown when unmapped, most of the time of a run over hundreds of small objects.
     const auto size = static_cast<std::size_t>(st.st_size);
-    auto* buf = static_cast<std::uint8_t*>(std::malloc(size));
+    auto* buf = ReadBuffer::take();
     if (!buf) fail(path, "out of memory reading {} bytes", size);
     std::size_t used = 0;
     while (used < size) {
@@ -97,7 +124,7 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         const int err = n < 0 ? errno : 0;
-        std::free(buf);
+        ReadBuffer::give_back(buf);
         if (n == 0) fail(path, "read error: the file shrank while it was read");
         fail(path, "read error: {}", errno_text(err));
       }
@@ -105,6 +132,7 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
     }
     file->data_ = buf;
     file->size_ = size;
+    file->read_whole_ = true;
     file->inflate_if_compressed();
     return file;
   }
@@ -166,21 +194,22 @@ void FileBytes::inflate_if_compressed() {
          c == Compression::None ? "" : fmt::format(" (it is {})", compression_name(c)));
   if (c == Compression::None) return;
   const Inflated inflated = decompress(path_, bytes(), c);
-  if (mapped_)
-    ::munmap(const_cast<std::uint8_t*>(data_), size_);
-  else
-    std::free(const_cast<std::uint8_t*>(data_));
+  free_bytes();
   data_ = inflated.data;
   size_ = inflated.size;
-  mapped_ = false;
+  mapped_ = read_whole_ = false;
   compression_ = c;
 }
 
-FileBytes::~FileBytes() {
+void FileBytes::free_bytes() {
   if (mapped_)
     ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  else if (read_whole_)
+    ReadBuffer::give_back(const_cast<std::uint8_t*>(data_));
   else
     std::free(const_cast<std::uint8_t*>(data_));
 }
+
+FileBytes::~FileBytes() { free_bytes(); }
 
 }  // namespace btfslim
