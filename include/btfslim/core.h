@@ -89,8 +89,13 @@ struct ProgramSection {
 // A BPF object file (.bpf.o): its local types and its CO-RE relocation records.
 class BpfObject {
  public:
+  // What open() keeps: everything, or only what the object asks of targets (root_names(); the ELF and
+  // BTF kernel_references() reads), for a first pass over many objects that reads each again later
+  // (check, minimize): its records are checked alike, but neither they nor the functions are kept, so
+  // relocations() and sections()' functions are empty.
+  enum class Reading { All, Asked };
   // Throws InputError for an unreadable file, an ELF without .BTF, or a malformed .BTF.ext.
-  static std::unique_ptr<const BpfObject> open(const std::string& path);
+  static std::unique_ptr<const BpfObject> open(const std::string& path, Reading reading = Reading::All);
   ~BpfObject();
 
   const std::string& path() const { return path_; }
@@ -103,6 +108,8 @@ class BpfObject {
   std::uint32_t line_info_count() const { return line_info_count_; }
   const std::vector<ProgramSection>& sections() const { return sections_; }
   std::span<const CoreRelocation> relocations() const { return relocations_; }
+  // How many CO-RE relocation records the object has (whether or not they were kept: Reading).
+  std::size_t relocation_count() const { return relocation_count_; }
   // How many questions the relocations ask (CoreRelocation::question is below this).
   std::uint32_t question_count() const { return question_count_; }
 
@@ -127,8 +134,9 @@ class BpfObject {
 
  private:
   BpfObject() = default;
-  void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf);
-  void read_root_names();
+  void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, Reading reading);
+  // From the local types relocations ask candidates for, each once, in first-asked order.
+  void read_root_names(std::span<const TypeId> roots);
   void number_questions();
 
   std::string path_;
@@ -140,6 +148,7 @@ class BpfObject {
   std::vector<ProgramSection> sections_;
   std::vector<CoreRelocation> relocations_;
   std::uint32_t question_count_ = 0;
+  std::size_t relocation_count_ = 0;
   std::unique_ptr<char[]> root_name_bytes_;  // root_names_ point here
   std::vector<RootName> root_names_;
 };

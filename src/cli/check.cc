@@ -180,7 +180,7 @@ void run_check(const CheckArgs& args) {
   // One object alone is kept from the first reading to the second: it is the largest anyway.
   const bool stream = one_target && args.objects.size() > 1;
   for (const auto& path : args.objects) {
-    auto object = BpfObject::open(path);
+    auto object = BpfObject::open(path, stream ? BpfObject::Reading::Asked : BpfObject::Reading::All);
     auto refs = kernel_references(*object, attach, &used);
     asked.add(*object, refs);
     if (stream) continue;

@@ -642,9 +642,9 @@ void run_minimize(const MinimizeArgs& args) {
   ObjectSet objects;
   objects.paths = args.objects;
   for (const auto& path : args.objects) {
-    auto object = BpfObject::open(path);
+    auto object = BpfObject::open(path, hold ? BpfObject::Reading::All : BpfObject::Reading::Asked);
     objects.roots.add(*object);
-    if (!object->has_ext() || object->relocations().empty())
+    if (!object->has_ext() || object->relocation_count() == 0)
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", escape(path).c_str());
     if (!hold) continue;
     object->release_pages();  // read again when resolved: one object's pages at a time

@@ -22,7 +22,7 @@ constexpr std::uint32_t kInsnSize = 8;
 
 }  // namespace
 
-std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path) {
+std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Reading reading) {
   auto file = FileBytes::open(path);
   if (!ElfFile::has_elf_magic(file->bytes()))
     fail(path, "not an ELF file: a BPF object (.bpf.o) is an ELF file with .BTF and .BTF.ext sections");
@@ -37,10 +37,9 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path) {
   obj->btf_ = Btf::parse(path, elf, *btf_bytes);
   if (auto ext = elf->section(".BTF.ext")) {
     obj->has_ext_ = true;
-    obj->read_ext(*ext, *elf);
+    obj->read_ext(*ext, *elf, reading);
     file->release(*ext);  // its records are copied: an agent's is megabytes of line info
-    obj->read_root_names();
-    obj->number_questions();
+    if (reading == Reading::All) obj->number_questions();
   }
   return obj;
 }
@@ -66,18 +65,13 @@ void BpfObject::number_questions() {
   }
 }
 
-void BpfObject::read_root_names() {
+void BpfObject::read_root_names(std::span<const TypeId> roots) {
   // The names in first-asked order, with their kinds; then copied into one block of our own.
-  // Each local type is looked at once: an agent's thousands of relocations have a few hundred roots.
   std::unordered_map<std::string_view, std::uint32_t> by_name;
   std::vector<RootName> names;
-  std::vector<bool> seen(btf_->end_id(), false);
   std::size_t bytes = 0;
-  for (const CoreRelocation& r : relocations_) {
-    if (r.local_type == 0 || r.kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) continue;
-    if (seen[r.local_type]) continue;  // valid: read_ext checked it
-    seen[r.local_type] = true;
-    const TypeView t = btf_->type(r.local_type);
+  for (const TypeId root : roots) {
+    const TypeView t = btf_->type(root);
     if (t.name_off() == 0) continue;
     const std::string_view name = essential_name(btf_->str(t.name_off()));
     if (name.empty()) continue;
@@ -109,7 +103,8 @@ void BpfObject::release_pages(std::span<const std::uint8_t> part) const {
   elf_->file().release(part);
 }
 
-void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) {
+void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, Reading reading) {
+  const bool keep = reading == Reading::All;
   using Subsection = BtfExtReader::Subsection;
   const BtfExtReader reader(*btf_, ext, path_ + ": .BTF.ext");
   const std::string& where = reader.where();
@@ -142,8 +137,9 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
   });
   const auto found = elf.sections_named(names);
   std::vector<std::vector<BpfFunction>> functions(names.size());
-  for (const ElfFile::Function& f : elf.functions())
-    if (const auto it = named.find(f.section); it != named.end()) functions[it->second].push_back({f.name, f.offset, f.size});
+  if (keep)
+    for (const ElfFile::Function& f : elf.functions())
+      if (const auto it = named.find(f.section); it != named.end()) functions[it->second].push_back({f.name, f.offset, f.size});
   // sections_ is filled in the same order, when a block first names one: a missing section is refused
   // only after the records before it are read, as they would be one section at a time.
   auto section_index = [&](std::string_view name) -> std::uint32_t {
@@ -158,8 +154,13 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
   };
 
   // At most one record per 16 bytes of the subsection (checked against the section's size): one allocation.
-  relocations_.reserve(reader.most_records(Subsection::CoreRelo));
-  populate_for_write(relocations_.data(), relocations_.capacity() * sizeof(CoreRelocation));
+  if (keep) {
+    relocations_.reserve(reader.most_records(Subsection::CoreRelo));
+    populate_for_write(relocations_.data(), relocations_.capacity() * sizeof(CoreRelocation));
+  }
+  // The local types candidates are asked for (all but local_type_id's), each once, in first-asked order.
+  std::vector<TypeId> roots;
+  std::vector<bool> seen(btf_->end_id(), false);
   walk(Subsection::CoreRelo, [&](std::uint32_t name_off, std::uint32_t count, const std::uint8_t* rec,
                                   std::uint32_t record_size) {
     const std::uint32_t section = section_index(btf_->str(name_off));
@@ -181,9 +182,15 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf) 
              btf_->end_id() - 1);
       if (!btf_->valid_str(r.access_off) || *btf_->c_str(r.access_off) == '\0')  // no strlen per record
         fail(where, "{}: invalid access string offset {}", at(), r.access_off);
-      relocations_.push_back(r);
+      if (r.local_type != 0 && r.kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && !seen[r.local_type]) {
+        seen[r.local_type] = true;
+        roots.push_back(r.local_type);
+      }
+      ++relocation_count_;
+      if (keep) relocations_.push_back(r);
     }
   });
+  read_root_names(roots);
 }
 
 const BpfFunction* BpfObject::function_of(const CoreRelocation& r) const {
