@@ -161,6 +161,7 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, 
   // The local types candidates are asked for (all but local_type_id's), each once, in first-asked order.
   std::vector<TypeId> roots;
   std::vector<bool> seen(btf_->end_id(), false);
+  std::uint32_t checked_access = UINT32_MAX;
   walk(Subsection::CoreRelo, [&](std::uint32_t name_off, std::uint32_t count, const std::uint8_t* rec,
                                   std::uint32_t record_size) {
     const std::uint32_t section = section_index(btf_->str(name_off));
@@ -180,8 +181,11 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, 
       if (r.local_type != 0 && !btf_->valid_id(r.local_type))
         fail(where, "{}: type id {} is out of range (the object has {} types)", at(), r.local_type,
              btf_->end_id() - 1);
-      if (!btf_->valid_str(r.access_off) || *btf_->c_str(r.access_off) == '\0')  // no strlen per record
+      // An agent's records ask the same few hundred questions: a string checked for the record before is
+      // not looked at again (its bytes are anywhere in a large string table: a cache miss each).
+      if (r.access_off != checked_access && (!btf_->valid_str(r.access_off) || *btf_->c_str(r.access_off) == '\0'))
         fail(where, "{}: invalid access string offset {}", at(), r.access_off);
+      checked_access = r.access_off;
       if (r.local_type != 0 && r.kind != static_cast<std::uint32_t>(RelocKind::TypeIdLocal) && !seen[r.local_type]) {
         seen[r.local_type] = true;
         roots.push_back(r.local_type);
