@@ -132,16 +132,33 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   const std::uint32_t n = graph.node_count();
   DominatorTree tree;
 
-  // What costs here is cache misses, not instructions: the walks below jump around arrays of a few
-  // hundred KiB to a few MiB. So the check made per edge goes to a bitmap that stays in L1 (which nodes
-  // are reached), and the predecessor lists are rebuilt in DFS numbering, by a counting sort whose loads
-  // do not depend on each other, so that Semi-NCA reads them in order. The sort's counts are the nodes'
-  // referrer counts, taken in one pass over the edges before the DFS and moved to their numbers' slots
-  // as the DFS numbers them (in the same slot of `num`, so the same cache line): the edges are then
-  // walked once more to place them, not twice (1.4 ms instead of 2.3 for vmlinux, 126k nodes).
-  std::vector<std::uint64_t> reached((n + 63) / 64);
-  auto test = [](const std::vector<std::uint64_t>& bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
-  auto set = [](std::vector<std::uint64_t>& bits, std::uint32_t v) { bits[v / 64] |= std::uint64_t{1} << (v % 64); };
+  // What costs here is cache misses and mispredicted branches, not instructions: the walks below jump
+  // around arrays of a few hundred KiB to a few MiB, and whether an edge leads somewhere new follows no
+  // pattern. So the checks made per edge go to bitmaps that stay in L1 or L2, and what Semi-NCA needs
+  // of the predecessors is told apart by what the DFS sees, so that few are placed:
+  // - A node with one referrer (a third of vmlinux's) was reached from it: its semidominator is its
+  //   parent whatever the rest.
+  // - A node referred to from a later DFS tree than its own (cross): a path from the virtual root
+  //   through that tree to it meets its own tree's path to it nowhere else, so its semidominator and
+  //   immediate dominator are the virtual root (0). A referrer is never in an earlier tree (the DFS of
+  //   a tree reaches all that the tree refers to), so a referrer the DFS finds reached but outside the
+  //   tree it walks is in a later one. Most nodes with several referrers are cross (in vmlinux 14,242
+  //   of 15,224, with 208,622 of their 211,480 edges): a type that functions of two files refer to.
+  // - The rest (982 nodes, 2,858 edges) need their predecessor lists, rebuilt in DFS numbering by a
+  //   counting sort, so that Semi-NCA reads them in order. The counts are the nodes' referrer counts,
+  //   taken in one pass over the edges before the DFS and moved to their numbers' slots as the DFS
+  //   numbers them (in the same slot of `num`, so the same cache line).
+  const std::size_t words = (std::size_t{n} + 64) / 64;  // n + 1 bits: numbers go up to n
+  // Bitmaps by node: reached, in the tree being walked, referred to from a later tree, and referred to
+  // more than once (then: and its list is needed); by number: cross.
+  std::vector<std::uint64_t> bitmaps(5 * words);
+  std::uint64_t* const reached = bitmaps.data();
+  std::uint64_t* const in_tree = reached + words;
+  std::uint64_t* const cross = in_tree + words;
+  std::uint64_t* const listed = cross + words;
+  std::uint64_t* const cross_number = listed + words;
+  auto test = [](const std::uint64_t* bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
+  auto set = [](std::uint64_t* bits, std::uint32_t v) { bits[v / 64] |= std::uint64_t{1} << (v % 64); };
 
   // The arrays, in the order that keeps the most memory live at once smallest (it is what the resident
   // set peaks at): `num` is needed only until the predecessors are renumbered, so it goes on top, and
@@ -150,27 +167,22 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   //               virtual root, nodes get 1..n; preorder[i - 1] is the node numbered i
   //   dom[i - 1]  number i's DFS tree parent, which becomes its immediate dominator
   //   pred        the predecessors of number b, as numbers, are pred[pred_end[b - 1], pred_end[b]),
-  //               for a b with more than one (below)
+  //               for a b whose list is needed (above)
   tree.preorder = ZeroedArray<std::uint32_t>::for_overwrite(n);
   std::uint32_t* const preorder = tree.preorder.data();
   auto dom = ZeroedArray<std::uint32_t>::for_overwrite(n);
   auto pred_end = ZeroedArray<std::uint32_t>::for_overwrite(std::size_t{n} + 2);
   pred_end[0] = pred_end[1] = 0;  // the DFS writes the counts of numbers 1..n, at 2..n + 1
-  auto pred = ZeroedArray<std::uint32_t>::for_overwrite(graph.edge_count());
   ZeroedArray<std::uint32_t> num(n);
   for (const std::uint32_t v : graph.succ_) ++num[v];
   // The roots: every node nothing refers to, then one per cycle that nothing outside reaches (rare).
-  // They are flagged in `preorder` (kRoot, the top bit, which no node uses: see kOnlyParent below) and
-  // gathered at the end, when the working arrays are gone, into memory from the pool: a vector grown
-  // here took 800 KB of fresh pages for vmlinux's 67,857 roots, and a page fault for every 4 KiB.
+  // They are flagged in `preorder` (kRoot, the top bit, which no node uses: a type takes 12 bytes of a
+  // section of at most 4 GiB) and gathered at the end, when the working arrays are gone, into memory
+  // from the pool: a vector grown here took 800 KB of fresh pages for vmlinux's 67,857 roots, and a
+  // page fault for every 4 KiB.
   constexpr std::uint32_t kRoot = 0x80000000u;
   std::uint32_t root_count = 0;
 
-  // A node with one referrer (a third of vmlinux's) was reached from it: its semidominator is its
-  // parent whatever the rest, so its edge is not placed (it goes to the free end of `pred`, past
-  // the lists) and Semi-NCA reads nothing for it. Its number is marked in num[] for the placing, in
-  // the top bit, which no number uses (a type takes 12 bytes of a section of at most 4 GiB).
-  constexpr std::uint32_t kOnlyParent = 0x80000000u;
   std::uint32_t next = 0;
   struct Frame {
     std::uint32_t number;
@@ -180,10 +192,12 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   std::vector<Frame> stack;
   auto reach = [&](std::uint32_t v, std::uint32_t parent) {
     set(reached, v);
+    set(in_tree, v);
     const std::uint32_t referrers = num[v];
     ++next;
-    num[v] = next | (referrers == 1 ? kOnlyParent : 0);
-    pred_end[next + 1] = referrers == 1 ? 0 : referrers;
+    num[v] = next;
+    listed[v / 64] |= std::uint64_t{referrers > 1} << (v % 64);
+    pred_end[next + 1] = referrers > 1 ? referrers : 0;
     preorder[next - 1] = v | (parent == 0 ? kRoot : 0);
     dom[next - 1] = parent;
     const auto succ = graph.successors(v);
@@ -191,6 +205,7 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   };
   auto dfs_from = [&](std::uint32_t start) {
     ++root_count;
+    const std::uint32_t first = next + 1;  // the tree's numbers are first..next
     reach(start, 0);
     while (!stack.empty()) {
       Frame& f = stack.back();
@@ -199,7 +214,14 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
         continue;
       }
       const std::uint32_t v = *f.edge++;
-      if (!test(reached, v)) reach(v, f.number);
+      // Reached, but not in this tree: cross. Without a branch, which would follow no pattern.
+      const std::uint64_t bit = std::uint64_t{1} << (v % 64);
+      cross[v / 64] |= reached[v / 64] & ~in_tree[v / 64] & bit;
+      if (!(reached[v / 64] & bit)) reach(v, f.number);
+    }
+    for (std::uint32_t i = first; i <= next; ++i) {
+      const std::uint32_t v = preorder[i - 1] & ~kRoot;
+      in_tree[v / 64] &= ~(std::uint64_t{1} << (v % 64));
     }
   };
   // A node nothing refers to keeps its count of 0 until it is a root; any other holds 1 or more.
@@ -208,14 +230,28 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   for (std::uint32_t v = 0; v < n; ++v)
     if (!test(reached, v)) dfs_from(v);
 
-  // Every edge turned around and renumbered, placed by its target's number (counted above).
-  for (std::uint32_t b = 1; b <= n + 1; ++b) pred_end[b] += pred_end[b - 1];
-  for (std::uint32_t u = 0; u < n; ++u) {
-    const std::uint32_t a = num[u] & ~kOnlyParent;
-    for (const std::uint32_t v : graph.successors(u)) {
-      const std::uint32_t b = num[v];
-      pred[pred_end[b & kOnlyParent ? n + 1 : b]++] = a;
+  // A cross node's list is not needed: its count goes, and its number is noted for Semi-NCA.
+  for (std::size_t w = 0; w < words; ++w) {
+    listed[w] &= ~cross[w];
+    for (std::uint64_t bits = cross[w]; bits; bits &= bits - 1) {
+      const std::uint32_t b = num[w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits))];
+      pred_end[b + 1] = 0;
+      set(cross_number, b);
     }
+  }
+  // The needed lists' edges turned around and renumbered, placed by their target's number.
+  for (std::uint32_t b = 1; b <= n + 1; ++b) pred_end[b] += pred_end[b - 1];
+  auto pred = ZeroedArray<std::uint32_t>::for_overwrite(pred_end[n + 1]);
+  // One loop over all the edges, not one per node: a loop's end per node, after a number of edges that
+  // follows no pattern, was a mispredicted branch per node, most of what this cost. The node an edge
+  // comes from is looked up only for the few edges placed.
+  const std::span<const std::uint32_t> edges = graph.succ_;
+  const std::uint32_t* const edge_start = graph.succ_start_.data();
+  for (std::uint32_t e = 0, u = 0; e < edges.size(); ++e) {
+    const std::uint32_t v = edges[e];
+    if (!test(listed, v)) continue;
+    while (edge_start[u + 1] <= e) ++u;
+    pred[pred_end[num[v]]++] = num[u];
   }
   num = {};
 
@@ -253,12 +289,10 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
     return slot[p].label;
   };
   for (std::uint32_t i = n; i >= 1; --i) {
-    std::uint32_t best = dom[i - 1];
+    // A cross node's, and a root's (its parent is the virtual root), is 0; a node with one referrer's is
+    // its parent (its list is empty).
+    std::uint32_t best = dom[i - 1] & (0u - !test(cross_number, i));
     // Nothing is below the virtual root (0): once it is found, the other predecessors cannot lower it.
-    // That makes the types thousands refer to (int, list_head) cheap: a predecessor in a later DFS tree
-    // leads to that tree's root, whose semidominator is 0. (Placing the predecessors in DFS order
-    // instead, with their numbers noted during the DFS, saved the random reads of num[] but was slower:
-    // a megabyte more of fresh memory, and lists in number order reach such a predecessor last.)
     for (std::uint32_t k = pred_end[i - 1]; k < pred_end[i] && best != 0; ++k) {
       // A predecessor numbered up to i is not processed yet: its semidominator is still itself.
       const std::uint32_t u = pred[k];
@@ -270,19 +304,25 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   pred = {};
   slot = {};
 
-  // Immediate dominators: the nearest common ancestor of the parent and the semidominator. Then by
-  // node, in memory the predecessor lists have just given back.
+  // Immediate dominators: the nearest common ancestor of the parent and the semidominator. Then the
+  // roots, and the immediate dominators by node, in memory the working arrays have just given back.
   for (std::uint32_t i = 1; i <= n; ++i) {
-    std::uint32_t d = dom[i - 1];
-    while (d > semi[i]) d = dom[d - 1];
+    // Most often the virtual root or the parent, found without a branch; the walk is for the rest.
+    const std::uint32_t s = semi[i];
+    std::uint32_t d = dom[i - 1] & (0u - (s != 0));
+    while (d > s) d = dom[d - 1];
     dom[i - 1] = d;
   }
-  tree.roots = ZeroedArray<std::uint32_t>::for_overwrite(root_count);
-  for (std::uint32_t i = 0, r = 0; i < n; ++i)
-    if (preorder[i] & kRoot) {
-      preorder[i] &= ~kRoot;
-      tree.roots[r++] = preorder[i];
-    }
+  // Without a branch (roots and other nodes come in no pattern): each node is written to the slot past
+  // the roots so far, which only a root keeps.
+  tree.roots = ZeroedArray<std::uint32_t>::for_overwrite(std::size_t{root_count} + 1);
+  for (std::uint32_t i = 0, r = 0; i < n; ++i) {
+    const std::uint32_t v = preorder[i];
+    preorder[i] = v & ~kRoot;
+    tree.roots[r] = v & ~kRoot;
+    r += v >> 31;
+  }
+  tree.roots.truncate(root_count);
   tree.idom = ZeroedArray<std::uint32_t>::for_overwrite(n);
   for (std::uint32_t i = 1; i <= n; ++i) {
     const std::uint32_t d = dom[i - 1];
