@@ -445,6 +445,15 @@ class BackReader {
     } while (!claims_.compare_exchange_weak(claims, claims + 1, std::memory_order_acq_rel));
     return true;
   }
+  // Once its chunks are read, the thread reads a byte of each page of `bytes` (which `owner` keeps
+  // alive): a section read later, as a whole, on this thread. On a VM the first read of a page of a
+  // mapped file costs a microsecond or more, two milliseconds for all of a kernel's BTF, and the thread
+  // is otherwise idle by then. Nothing without an owner.
+  void warm_after(std::span<const std::uint8_t> bytes, std::shared_ptr<const void> owner) {
+    if (!owner) return;
+    warm_ = bytes;
+    warm_owner_ = std::move(owner);
+  }
   // Waits for the thread to finish the chunk it is reading; what it read is then readable here.
   void finish() {
     if (!running_) return;
@@ -458,14 +467,19 @@ class BackReader {
   ~BackReader() { finish(); }
 
  private:
-  // The thread: the chunks from the back. Once it says it is done, it touches nothing of `self` (which
-  // may be gone) but the flag it holds a share of.
+  // The thread: the chunks from the back, then the pages to warm. Once it says it is done, it touches
+  // nothing of `self` (which may be gone) but what it holds a share of: the flag and the warmed bytes.
   static void* run(void* self) {
     auto& r = *static_cast<BackReader*>(self);
     const std::shared_ptr<std::atomic<int>> done = r.done_;
+    const std::span<const std::uint8_t> warm = r.warm_;
+    const std::shared_ptr<const void> warm_owner = r.warm_owner_;
     read_chunks(r);
     done->store(1, std::memory_order_release);
     done->notify_one();
+    std::uint8_t sum = 0;
+    for (std::size_t at = 0; at < warm.size(); at += 4096) sum += warm[at];
+    asm volatile("" : : "r"(sum));  // the reads are what this is for
     return nullptr;
   }
   static void read_chunks(BackReader& r) {
@@ -510,6 +524,8 @@ class BackReader {
   ZeroedArray<std::uint64_t> named_;
   std::uint32_t string_base_ = 0, string_len_ = 0;
   std::shared_ptr<std::atomic<int>> done_;  // set by the thread when it has read its last chunk
+  std::span<const std::uint8_t> warm_;
+  std::shared_ptr<const void> warm_owner_;
   bool running_ = false;
 };
 
@@ -521,7 +537,9 @@ template <bool Swapped, bool Collect>
 std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> types, TypeId first_id,
                                                const std::string& name, ZeroedArray<std::uint32_t>& offsets,
                                                RecordNames* names, std::uint32_t string_base,
-                                               std::uint32_t string_len) {
+                                               std::span<const std::uint8_t> strings,
+                                               const std::shared_ptr<const void>& owner) {
+  const auto string_len = static_cast<std::uint32_t>(strings.size());
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
   const auto len = static_cast<std::uint32_t>(types.size());
@@ -577,6 +595,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
         fail_record<Swapped>(name, types, off, id_here());
     }
   };
+  if (back) back->warm_after(strings, owner);
   if (back && !back->start(types, first, names, string_base, string_len)) back.reset();
   if (back) {
     // The chunks from the front, read straight into `offsets`, each from where the one before ended,
@@ -624,14 +643,13 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
 void Btf::allow_second_thread(bool allowed) { second_thread_allowed.store(allowed, std::memory_order_relaxed); }
 
 std::pair<std::uint32_t, TypeId> Btf::index_types(RecordNames* names) {
-  const auto strings = static_cast<std::uint32_t>(strings_.size());
   if (!names)
     return order_.swapped()
-               ? index_records<true, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings)
-               : index_records<false, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings);
+               ? index_records<true, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings_, owner_)
+               : index_records<false, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings_, owner_);
   return order_.swapped()
-             ? index_records<true, true>(types_, first_id_, name_, offsets_, names, string_base_, strings)
-             : index_records<false, true>(types_, first_id_, name_, offsets_, names, string_base_, strings);
+             ? index_records<true, true>(types_, first_id_, name_, offsets_, names, string_base_, strings_, owner_)
+             : index_records<false, true>(types_, first_id_, name_, offsets_, names, string_base_, strings_, owner_);
 }
 
 namespace {
