@@ -54,7 +54,7 @@ inline constexpr std::uint32_t kVirtualRoot = 0xffffffffu;
 struct DominatorTree {
   ZeroedArray<std::uint32_t> idom;      // per node: its immediate dominator node, or kVirtualRoot
   ZeroedArray<std::uint32_t> preorder;  // every node, in depth-first preorder from the virtual root
-  std::vector<std::uint32_t> roots;     // the nodes the virtual root points at
+  ZeroedArray<std::uint32_t> roots;     // the nodes the virtual root points at, in preorder
 };
 
 // Semi-NCA (Georgiadis, Tarjan, Werneck): near-linear, iterative (no recursion on deep chains).

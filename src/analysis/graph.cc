@@ -7,8 +7,6 @@
 // successor lists turned around rather than a second decoding.
 #include "btfslim/graph.h"
 
-#include "records.h"
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -60,6 +58,51 @@ void splice_tag_edges(std::vector<std::pair<std::uint32_t, std::uint32_t>>& tags
   }
 }
 
+// Where a record's type ids are, as for_each_field() visits them, for the graph to read them without
+// a switch on the kind (as btf.cc's index pass does): which kind comes next follows no pattern, and
+// the switch's jump was mispredicted for most records (vmlinux's graph: 1.43 -> 1.32 ms without it).
+// `header` masks in the id in the header's third word; then `entries` (or vlen, with per_vlen) ids
+// `stride` bytes apart from `at` past the header.
+struct RefLayout {
+  std::uint32_t header = 0;
+  std::uint8_t stride = 0, at = 0, entries = 0;
+  bool per_vlen = false;
+};
+
+constexpr std::array<RefLayout, 32> kRefLayout = [] {
+  std::array<RefLayout, 32> t{};
+  for (const Kind k : {Kind::Ptr, Kind::Typedef, Kind::Volatile, Kind::Const, Kind::Restrict, Kind::Func, Kind::Var,
+                       Kind::TypeTag, Kind::DeclTag, Kind::FuncProto})
+    t[static_cast<unsigned>(k)].header = 0xffffffffu;
+  t[static_cast<unsigned>(Kind::Array)] = {0, 4, 0, 2, false};
+  t[static_cast<unsigned>(Kind::Struct)] = {0, 12, 4, 0, true};
+  t[static_cast<unsigned>(Kind::Union)] = {0, 12, 4, 0, true};
+  t[static_cast<unsigned>(Kind::FuncProto)] = {0xffffffffu, 8, 4, 0, true};
+  t[static_cast<unsigned>(Kind::Datasec)] = {0, 12, 0, 0, true};
+  return t;
+}();
+
+// Whether the table puts the type ids where for_each_field() does, in its order, for every kind,
+// with no entries and with some.
+constexpr bool ref_layout_is_for_each_field() {
+  for (unsigned k = 0; k < 32; ++k) {
+    for (const unsigned vlen : {0u, 3u}) {
+      std::array<std::uint32_t, 8> want{}, got{};
+      std::size_t n_want = 0, n_got = 0;
+      for_each_field(
+          std::uint32_t{k} << 24 | vlen, [](std::uint32_t, NameRole) {},
+          [&](std::uint32_t at, RefRole) { want[n_want++] = at; });
+      const RefLayout& l = kRefLayout[k];
+      if (l.header) got[n_got++] = 8;
+      const unsigned count = l.per_vlen ? vlen : l.entries;
+      for (unsigned i = 0; i < count; ++i) got[n_got++] = kTypeHeaderSize + l.at + i * l.stride;
+      if (n_want != n_got || want != got) return false;
+    }
+  }
+  return true;
+}
+static_assert(ref_layout_is_for_each_field(), "kRefLayout puts a type id elsewhere than for_each_field()");
+
 }  // namespace
 
 // Built on first use by a counting sort of the successor lists (see predecessors()).
@@ -82,25 +125,43 @@ TypeGraph::TypeGraph(const Btf& btf) : preds_(std::make_unique<Predecessors>()) 
   std::uint32_t edges = 0;
   std::uint64_t base_edges = 0;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> tags;  // (target, tag): edges that run backwards
-  for_each_record(btf, [&](std::uint32_t node, const TypeView& t) {
-    succ_start_[node] = edges;
-    if (t.kind() == Kind::DeclTag) {
-      const TypeId ref = t.ref();
-      if (ref >= first)
-        tags.emplace_back(ref - first, node);
-      else if (ref != 0)
-        ++base_edges;
-      return;
+  // Without branches: whether a reference is void, the base's or an own type follows no pattern the
+  // branch predictor could learn (a prototype's void return, its parameters), and a slot written and
+  // not counted is overwritten by the next (the bound above leaves room for it: a record writes one
+  // slot for its header, masked to void where it holds no id, and one per id past it).
+  auto add = [&](TypeId ref) {
+    out[edges] = ref - first;
+    edges += ref >= first;
+    base_edges += ref != 0 && ref < first;
+  };
+  auto decode = [&](auto swapped) {
+    constexpr ByteOrder order(decltype(swapped)::value);
+    const std::uint8_t* const types = btf.type_section().data();
+    const std::uint32_t* const offsets = btf.type_offsets().data();
+    for (std::uint32_t node = 0; node < n; ++node) {
+      const std::uint8_t* const p = types + offsets[node];
+      const std::uint32_t info = order.u32(p + 4);
+      const unsigned kind = (info >> 24) & 0x1f;
+      succ_start_[node] = edges;
+      if (kind == static_cast<unsigned>(Kind::DeclTag)) {
+        const TypeId ref = order.u32(p + 8);
+        if (ref >= first)
+          tags.emplace_back(ref - first, node);
+        else if (ref != 0)
+          ++base_edges;
+        continue;
+      }
+      const RefLayout& l = kRefLayout[kind];
+      add(order.u32(p + 8) & l.header);
+      const unsigned count = l.per_vlen ? info & 0xffff : l.entries;
+      const std::uint8_t* e = p + kTypeHeaderSize + l.at;
+      for (unsigned i = 0; i < count; ++i, e += l.stride) add(order.u32(e));
     }
-    // Without branches: whether a reference is void, the base's or an own type follows no pattern the
-    // branch predictor could learn (a prototype's void return, its parameters), and a slot written
-    // and not counted is overwritten by the next (the bound above leaves room for it).
-    for_each_type_ref(t, [&](TypeId ref) {
-      out[edges] = ref - first;
-      edges += ref >= first;
-      base_edges += ref != 0 && ref < first;
-    });
-  });
+  };
+  if (btf.byte_order().swapped())
+    decode(std::true_type{});
+  else
+    decode(std::false_type{});
   succ_start_[n] = edges;
   base_edges_ = base_edges;
   if (!tags.empty()) splice_tag_edges(tags, succ_start_.data(), out, n);
@@ -132,16 +193,34 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   const std::uint32_t n = graph.node_count();
   DominatorTree tree;
 
-  // What costs here is cache misses, not instructions: the walks below jump around arrays of a few
-  // hundred KiB to a few MiB. So the check made per edge goes to a bitmap that stays in L1 (which nodes
-  // are reached), and the predecessor lists are rebuilt in DFS numbering, by a counting sort whose loads
-  // do not depend on each other, so that Semi-NCA reads them in order. The sort's counts are the nodes'
-  // referrer counts, taken in one pass over the edges before the DFS and moved to their numbers' slots
-  // as the DFS numbers them (in the same slot of `num`, so the same cache line): the edges are then
-  // walked once more to place them, not twice (1.4 ms instead of 2.3 for vmlinux, 126k nodes).
-  std::vector<std::uint64_t> reached((n + 63) / 64);
-  auto test = [](const std::vector<std::uint64_t>& bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
-  auto set = [](std::vector<std::uint64_t>& bits, std::uint32_t v) { bits[v / 64] |= std::uint64_t{1} << (v % 64); };
+  // What costs here is cache misses and mispredicted branches, not instructions: the walks below jump
+  // around arrays of a few hundred KiB to a few MiB, and whether an edge leads somewhere new follows no
+  // pattern. So the checks made per edge go to bitmaps that stay in L1 or L2, and what Semi-NCA needs
+  // of the predecessors is told apart by what the DFS sees, so that few are placed:
+  // - A node with one referrer (a third of vmlinux's) was reached from it: its semidominator is its
+  //   parent whatever the rest.
+  // - A node referred to from a later DFS tree than its own (cross): a path from the virtual root
+  //   through that tree to it meets its own tree's path to it nowhere else, so its semidominator and
+  //   immediate dominator are the virtual root (0). A referrer is never in an earlier tree (the DFS of
+  //   a tree reaches all that the tree refers to), so a referrer the DFS finds reached but outside the
+  //   tree it walks is in a later one. Most nodes with several referrers are cross (in vmlinux 14,242
+  //   of 15,224, with 208,622 of their 211,480 edges): a type that functions of two files refer to.
+  // - The rest (982 nodes, 2,858 edges) need their predecessor lists, rebuilt in DFS numbering by a
+  //   counting sort, so that Semi-NCA reads them in order. The counts are the nodes' referrer counts,
+  //   taken in one pass over the edges before the DFS and moved to their numbers' slots as the DFS
+  //   numbers them (in the same slot of `num`, so the same cache line).
+  const std::size_t words = (std::size_t{n} + 64) / 64;  // n + 1 bits: numbers go up to n
+  // Bitmaps by node: reached, in the tree being walked, referred to from a later tree, and referred to
+  // more than once (then: and its list is needed); by number: cross. From the pool (77 KB for vmlinux):
+  // as a vector they were a page fault for every 4 KiB.
+  ZeroedArray<std::uint64_t> bitmaps(5 * words);
+  std::uint64_t* const reached = bitmaps.data();
+  std::uint64_t* const in_tree = reached + words;
+  std::uint64_t* const cross = in_tree + words;
+  std::uint64_t* const listed = cross + words;
+  std::uint64_t* const cross_number = listed + words;
+  auto test = [](const std::uint64_t* bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
+  auto set = [](std::uint64_t* bits, std::uint32_t v) { bits[v / 64] |= std::uint64_t{1} << (v % 64); };
 
   // The arrays, in the order that keeps the most memory live at once smallest (it is what the resident
   // set peaks at): `num` is needed only until the predecessors are renumbered, so it goes on top, and
@@ -150,25 +229,22 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   //               virtual root, nodes get 1..n; preorder[i - 1] is the node numbered i
   //   dom[i - 1]  number i's DFS tree parent, which becomes its immediate dominator
   //   pred        the predecessors of number b, as numbers, are pred[pred_end[b - 1], pred_end[b]),
-  //               for a b with more than one (below)
+  //               for a b whose list is needed (above)
   tree.preorder = ZeroedArray<std::uint32_t>::for_overwrite(n);
   std::uint32_t* const preorder = tree.preorder.data();
   auto dom = ZeroedArray<std::uint32_t>::for_overwrite(n);
   auto pred_end = ZeroedArray<std::uint32_t>::for_overwrite(std::size_t{n} + 2);
   pred_end[0] = pred_end[1] = 0;  // the DFS writes the counts of numbers 1..n, at 2..n + 1
-  auto pred = ZeroedArray<std::uint32_t>::for_overwrite(graph.edge_count());
   ZeroedArray<std::uint32_t> num(n);
   for (const std::uint32_t v : graph.succ_) ++num[v];
   // The roots: every node nothing refers to, then one per cycle that nothing outside reaches (rare).
-  std::size_t unreferred = 0;
-  for (const std::uint32_t count : num) unreferred += count == 0;
-  tree.roots.reserve(unreferred);
+  // They are flagged in `preorder` (kRoot, the top bit, which no node uses: a type takes 12 bytes of a
+  // section of at most 4 GiB) and gathered at the end, when the working arrays are gone, into memory
+  // from the pool: a vector grown here took 800 KB of fresh pages for vmlinux's 67,857 roots, and a
+  // page fault for every 4 KiB.
+  constexpr std::uint32_t kRoot = 0x80000000u;
+  std::uint32_t root_count = 0;
 
-  // A node with one referrer (a third of vmlinux's) was reached from it: its semidominator is its
-  // parent whatever the rest, so its edge is not placed (it goes to the free end of `pred`, past
-  // the lists) and Semi-NCA reads nothing for it. Its number is marked in num[] for the placing, in
-  // the top bit, which no number uses (a type takes 12 bytes of a section of at most 4 GiB).
-  constexpr std::uint32_t kOnlyParent = 0x80000000u;
   std::uint32_t next = 0;
   struct Frame {
     std::uint32_t number;
@@ -178,17 +254,20 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   std::vector<Frame> stack;
   auto reach = [&](std::uint32_t v, std::uint32_t parent) {
     set(reached, v);
+    set(in_tree, v);
     const std::uint32_t referrers = num[v];
     ++next;
-    num[v] = next | (referrers == 1 ? kOnlyParent : 0);
-    pred_end[next + 1] = referrers == 1 ? 0 : referrers;
-    preorder[next - 1] = v;
+    num[v] = next;
+    listed[v / 64] |= std::uint64_t{referrers > 1} << (v % 64);
+    pred_end[next + 1] = referrers > 1 ? referrers : 0;
+    preorder[next - 1] = v | (parent == 0 ? kRoot : 0);
     dom[next - 1] = parent;
     const auto succ = graph.successors(v);
     if (!succ.empty()) stack.push_back({next, succ.data(), succ.data() + succ.size()});
   };
   auto dfs_from = [&](std::uint32_t start) {
-    tree.roots.push_back(start);
+    ++root_count;
+    const std::uint32_t first = next + 1;  // the tree's numbers are first..next
     reach(start, 0);
     while (!stack.empty()) {
       Frame& f = stack.back();
@@ -197,7 +276,14 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
         continue;
       }
       const std::uint32_t v = *f.edge++;
-      if (!test(reached, v)) reach(v, f.number);
+      // Reached, but not in this tree: cross. Without a branch, which would follow no pattern.
+      const std::uint64_t bit = std::uint64_t{1} << (v % 64);
+      cross[v / 64] |= reached[v / 64] & ~in_tree[v / 64] & bit;
+      if (!(reached[v / 64] & bit)) reach(v, f.number);
+    }
+    for (std::uint32_t i = first; i <= next; ++i) {
+      const std::uint32_t v = preorder[i - 1] & ~kRoot;
+      in_tree[v / 64] &= ~(std::uint64_t{1} << (v % 64));
     }
   };
   // A node nothing refers to keeps its count of 0 until it is a root; any other holds 1 or more.
@@ -206,14 +292,28 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   for (std::uint32_t v = 0; v < n; ++v)
     if (!test(reached, v)) dfs_from(v);
 
-  // Every edge turned around and renumbered, placed by its target's number (counted above).
-  for (std::uint32_t b = 1; b <= n + 1; ++b) pred_end[b] += pred_end[b - 1];
-  for (std::uint32_t u = 0; u < n; ++u) {
-    const std::uint32_t a = num[u] & ~kOnlyParent;
-    for (const std::uint32_t v : graph.successors(u)) {
-      const std::uint32_t b = num[v];
-      pred[pred_end[b & kOnlyParent ? n + 1 : b]++] = a;
+  // A cross node's list is not needed: its count goes, and its number is noted for Semi-NCA.
+  for (std::size_t w = 0; w < words; ++w) {
+    listed[w] &= ~cross[w];
+    for (std::uint64_t bits = cross[w]; bits; bits &= bits - 1) {
+      const std::uint32_t b = num[w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits))];
+      pred_end[b + 1] = 0;
+      set(cross_number, b);
     }
+  }
+  // The needed lists' edges turned around and renumbered, placed by their target's number.
+  for (std::uint32_t b = 1; b <= n + 1; ++b) pred_end[b] += pred_end[b - 1];
+  auto pred = ZeroedArray<std::uint32_t>::for_overwrite(pred_end[n + 1]);
+  // One loop over all the edges, not one per node: a loop's end per node, after a number of edges that
+  // follows no pattern, was a mispredicted branch per node, most of what this cost. The node an edge
+  // comes from is looked up only for the few edges placed.
+  const std::span<const std::uint32_t> edges = graph.succ_;
+  const std::uint32_t* const edge_start = graph.succ_start_.data();
+  for (std::uint32_t e = 0, u = 0; e < edges.size(); ++e) {
+    const std::uint32_t v = edges[e];
+    if (!test(listed, v)) continue;
+    while (edge_start[u + 1] <= e) ++u;
+    pred[pred_end[num[v]]++] = num[u];
   }
   num = {};
 
@@ -251,12 +351,10 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
     return slot[p].label;
   };
   for (std::uint32_t i = n; i >= 1; --i) {
-    std::uint32_t best = dom[i - 1];
+    // A cross node's, and a root's (its parent is the virtual root), is 0; a node with one referrer's is
+    // its parent (its list is empty).
+    std::uint32_t best = dom[i - 1] & (0u - !test(cross_number, i));
     // Nothing is below the virtual root (0): once it is found, the other predecessors cannot lower it.
-    // That makes the types thousands refer to (int, list_head) cheap: a predecessor in a later DFS tree
-    // leads to that tree's root, whose semidominator is 0. (Placing the predecessors in DFS order
-    // instead, with their numbers noted during the DFS, saved the random reads of num[] but was slower:
-    // a megabyte more of fresh memory, and lists in number order reach such a predecessor last.)
     for (std::uint32_t k = pred_end[i - 1]; k < pred_end[i] && best != 0; ++k) {
       // A predecessor numbered up to i is not processed yet: its semidominator is still itself.
       const std::uint32_t u = pred[k];
@@ -268,13 +366,25 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   pred = {};
   slot = {};
 
-  // Immediate dominators: the nearest common ancestor of the parent and the semidominator. Then by
-  // node, in memory the predecessor lists have just given back.
+  // Immediate dominators: the nearest common ancestor of the parent and the semidominator. Then the
+  // roots, and the immediate dominators by node, in memory the working arrays have just given back.
   for (std::uint32_t i = 1; i <= n; ++i) {
-    std::uint32_t d = dom[i - 1];
-    while (d > semi[i]) d = dom[d - 1];
+    // Most often the virtual root or the parent, found without a branch; the walk is for the rest.
+    const std::uint32_t s = semi[i];
+    std::uint32_t d = dom[i - 1] & (0u - (s != 0));
+    while (d > s) d = dom[d - 1];
     dom[i - 1] = d;
   }
+  // Without a branch (roots and other nodes come in no pattern): each node is written to the slot past
+  // the roots so far, which only a root keeps.
+  tree.roots = ZeroedArray<std::uint32_t>::for_overwrite(std::size_t{root_count} + 1);
+  for (std::uint32_t i = 0, r = 0; i < n; ++i) {
+    const std::uint32_t v = preorder[i];
+    preorder[i] = v & ~kRoot;
+    tree.roots[r] = v & ~kRoot;
+    r += v >> 31;
+  }
+  tree.roots.truncate(root_count);
   tree.idom = ZeroedArray<std::uint32_t>::for_overwrite(n);
   for (std::uint32_t i = 1; i <= n; ++i) {
     const std::uint32_t d = dom[i - 1];
@@ -286,13 +396,16 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
 }
 
 ZeroedArray<double> retained_sizes(const DominatorTree& tree, std::span<const double> own) {
-  auto retained = ZeroedArray<double>::for_overwrite(own.size());
+  // One slot more, where what the virtual root would get goes: whether a node's dominator is the
+  // virtual root follows no pattern, so a branch on it would be mispredicted for half the nodes.
+  const std::size_t n = own.size();
+  auto retained = ZeroedArray<double>::for_overwrite(n + 1);
   std::copy(own.begin(), own.end(), retained.begin());
+  retained[n] = 0;
   // Children come after their dominator in preorder: fold from the end.
-  for (auto it = tree.preorder.rbegin(); it != tree.preorder.rend(); ++it) {
-    const std::uint32_t d = tree.idom[*it];
-    if (d != kVirtualRoot) retained[d] += retained[*it];
-  }
+  for (auto it = tree.preorder.rbegin(); it != tree.preorder.rend(); ++it)
+    retained[std::min<std::size_t>(tree.idom[*it], n)] += retained[*it];  // kVirtualRoot is above n
+  retained.truncate(n);
   return retained;
 }
 
@@ -338,7 +451,10 @@ std::vector<Closure> walk_closures(const TypeGraph& graph, std::span<const std::
   std::vector<std::uint64_t> visited(words);
   std::array<std::uint64_t, 64> maybe_kept{};
   auto may_be_kept = [&](std::uint32_t v) { return (maybe_kept[v / 64 % 64] >> (v % 64)) & 1; };
-  std::vector<std::uint64_t> kept;  // the kept closures, `words` each, in the order of kept_node
+  // The kept closures, `words` each, in the order of kept_node: one array for as many as there can be,
+  // from the pool, where a vector grown closure by closure copied itself over and over into fresh
+  // pages (a millisecond for a table of vmlinux's top 20 types).
+  auto kept = ZeroedArray<std::uint64_t>::for_overwrite(Keep ? std::min(kKept, nodes.size()) * words : 0);
   std::vector<std::uint32_t> kept_node, work;
   std::vector<Closure> out(nodes.size());
   for (std::size_t i = nodes.size(); i-- > 0;) {
@@ -387,7 +503,7 @@ std::vector<Closure> walk_closures(const TypeGraph& graph, std::span<const std::
     // a type: small closures are walked again.
     if (Keep && kept_node.size() < kKept && types >= words / 8 &&
         std::find(kept_node.begin(), kept_node.end(), start) == kept_node.end()) {
-      kept.insert(kept.end(), visited.begin(), visited.end());
+      std::copy(visited.begin(), visited.end(), kept.data() + kept_node.size() * words);
       kept_node.push_back(start);
       maybe_kept[start / 64 % 64] |= std::uint64_t{1} << (start % 64);
     }

@@ -335,7 +335,7 @@ constexpr std::uint32_t kSplitFrom = 1u << 20;
 // for at most 4 KiB) from which 8 records in a row have a known kind, no bits set in their info word
 // that BTF leaves unused, and fit. Only a guess: a chunk read from it stands when the records before
 // it land on it, and is read again otherwise. Eight, not more: each guess reads memory nothing has read
-// yet, and 64 guesses of 32 records took 40 us of this thread's time before the second could start.
+// yet.
 constexpr int kGuessRecords = 8;
 template <bool Swapped>
 std::optional<std::uint32_t> guess_record_start(std::span<const std::uint8_t> types, std::uint32_t at) {
@@ -367,10 +367,12 @@ template <bool Swapped, bool Collect>
 class BackReader {
  public:
   // Small chunks: at the end this thread waits for the one the back is reading (a 16th of a kernel's
-  // section kept it waiting 60 us; a 64th is 15), and a guess costs a microsecond or so.
+  // section kept it waiting 60 us; a 64th is 15).
   static constexpr unsigned kMaxChunks = 64;
   struct Chunk {
-    std::uint32_t begin = 0, end = 0;  // [begin, end) of the type section, begin a guessed record start
+    // [begin, end) of the type section: planned at offsets of the same distance apart; the back moves
+    // the begin of each it takes to a guessed record start and the end to the next one's.
+    std::uint32_t begin = 0, end = 0;
     // Read from the back: how many offsets and names, and whether its records ended exactly at `end`
     // (not: a bad record, or a guess that was inside a record).
     std::uint32_t count = 0, name_count = 0;
@@ -381,15 +383,16 @@ class BackReader {
     std::array<std::uint64_t, kMaxKind + 1> record_bytes{};
   };
 
-  // Chunks of about equal size, at guessed record starts; fewer where no guess is found.
+  // Chunks of equal size, at offsets that are multiples of 4, as records are. Their record starts are
+  // guessed by the back, for the chunks it takes, not here: a guess reads a page nothing has read yet,
+  // which on a VM costs some 10 us the first time (a kernel's 63 guesses took this thread 0.6 ms
+  // before the back could start). This thread reads its chunks from where the one before ended, each
+  // to the first record at or past its planned end: it needs no guess.
   void plan(std::span<const std::uint8_t> types) {
     const auto len = static_cast<std::uint32_t>(types.size());
-    chunks_[0].begin = 0;
-    count_ = 1;
-    for (unsigned j = 1; j < kMaxChunks; ++j)
-      if (const auto at = guess_record_start<Swapped>(types, static_cast<std::uint32_t>(std::uint64_t{len} * j / kMaxChunks));
-          at && *at > chunks_[count_ - 1].begin)
-        chunks_[count_++].begin = *at;
+    count_ = kMaxChunks;
+    for (unsigned j = 0; j < count_; ++j)
+      chunks_[j].begin = static_cast<std::uint32_t>(std::uint64_t{len} * j / kMaxChunks) & ~3u;
     for (unsigned j = 0; j < count_; ++j) chunks_[j].end = j + 1 < count_ ? chunks_[j + 1].begin : len;
     claims_.store(count_ << 16);
   }
@@ -442,6 +445,15 @@ class BackReader {
     } while (!claims_.compare_exchange_weak(claims, claims + 1, std::memory_order_acq_rel));
     return true;
   }
+  // Once its chunks are read, the thread reads a byte of each page of `bytes` (which `owner` keeps
+  // alive): a section read later, as a whole, on this thread. On a VM the first read of a page of a
+  // mapped file costs a microsecond or more, two milliseconds for all of a kernel's BTF, and the thread
+  // is otherwise idle by then. Nothing without an owner.
+  void warm_after(std::span<const std::uint8_t> bytes, std::shared_ptr<const void> owner) {
+    if (!owner) return;
+    warm_ = bytes;
+    warm_owner_ = std::move(owner);
+  }
   // Waits for the thread to finish the chunk it is reading; what it read is then readable here.
   void finish() {
     if (!running_) return;
@@ -455,14 +467,19 @@ class BackReader {
   ~BackReader() { finish(); }
 
  private:
-  // The thread: the chunks from the back. Once it says it is done, it touches nothing of `self` (which
-  // may be gone) but the flag it holds a share of.
+  // The thread: the chunks from the back, then the pages to warm. Once it says it is done, it touches
+  // nothing of `self` (which may be gone) but what it holds a share of: the flag and the warmed bytes.
   static void* run(void* self) {
     auto& r = *static_cast<BackReader*>(self);
     const std::shared_ptr<std::atomic<int>> done = r.done_;
+    const std::span<const std::uint8_t> warm = r.warm_;
+    const std::shared_ptr<const void> warm_owner = r.warm_owner_;
     read_chunks(r);
     done->store(1, std::memory_order_release);
     done->notify_one();
+    std::uint8_t sum = 0;
+    for (std::size_t at = 0; at < warm.size(); at += 4096) sum += warm[at];
+    asm volatile("" : : "r"(sum));  // the reads are what this is for
     return nullptr;
   }
   static void read_chunks(BackReader& r) {
@@ -475,6 +492,12 @@ class BackReader {
         j = back - 1;
       } while (!r.claims_.compare_exchange_weak(claims, (j << 16) | (claims & 0xffff), std::memory_order_acq_rel));
       Chunk& c = r.chunks_[j];
+      // Where no record start is found near its planned start, this chunk and those below it are the
+      // front's (`whole` stays false). A chunk above this one was the back's: its guess ends this one.
+      const auto start = guess_record_start<Swapped>(r.types_, c.begin);
+      if (!start) return;
+      c.begin = *start;
+      if (j + 1 < r.count_) c.end = r.chunks_[j + 1].begin;
       std::uint32_t* const first = r.offsets_ + c.begin / kTypeHeaderSize;
       std::uint32_t* out = first;
       RecordNames::Writer writer;
@@ -501,6 +524,8 @@ class BackReader {
   ZeroedArray<std::uint64_t> named_;
   std::uint32_t string_base_ = 0, string_len_ = 0;
   std::shared_ptr<std::atomic<int>> done_;  // set by the thread when it has read its last chunk
+  std::span<const std::uint8_t> warm_;
+  std::shared_ptr<const void> warm_owner_;
   bool running_ = false;
 };
 
@@ -512,7 +537,9 @@ template <bool Swapped, bool Collect>
 std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> types, TypeId first_id,
                                                const std::string& name, ZeroedArray<std::uint32_t>& offsets,
                                                RecordNames* names, std::uint32_t string_base,
-                                               std::uint32_t string_len) {
+                                               std::span<const std::uint8_t> strings,
+                                               const std::shared_ptr<const void>& owner) {
+  const auto string_len = static_cast<std::uint32_t>(strings.size());
   std::uint32_t max_name = 0;
   TypeId max_ref = 0;
   const auto len = static_cast<std::uint32_t>(types.size());
@@ -568,18 +595,15 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
         fail_record<Swapped>(name, types, off, id_here());
     }
   };
+  if (back) back->warm_after(strings, owner);
   if (back && !back->start(types, first, names, string_base, string_len)) back.reset();
   if (back) {
     // The chunks from the front, read straight into `offsets`, each from where the one before ended,
-    // until one ends past its end (the next one's start was a guess inside a record). Then the chunks
-    // the back read, from the one that starts where the front stopped, as long as each ended where the
-    // next begins; the rest, if any, is read here below.
+    // up to the back's. Then the chunks the back read, from the one that starts where the front stopped
+    // (its guess was no record start otherwise), as long as each ended where the next begins; the rest,
+    // if any, is read here below.
     unsigned j = 0;
-    for (; j < back->count() && back->claim_front(j); ++j) {
-      const std::uint32_t end = back->chunk(j).end;
-      read_to(end);
-      if (off != end) break;
-    }
+    for (; j < back->count() && back->claim_front(j); ++j) read_to(back->chunk(j).end);
     back->finish();
     // A chunk read from the start of one taken stands (a guess the records before it land on). The
     // names' bits the back set go in all at once where every chunk it read is taken (they run to the
@@ -619,14 +643,13 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
 void Btf::allow_second_thread(bool allowed) { second_thread_allowed.store(allowed, std::memory_order_relaxed); }
 
 std::pair<std::uint32_t, TypeId> Btf::index_types(RecordNames* names) {
-  const auto strings = static_cast<std::uint32_t>(strings_.size());
   if (!names)
     return order_.swapped()
-               ? index_records<true, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings)
-               : index_records<false, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings);
+               ? index_records<true, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings_, owner_)
+               : index_records<false, false>(types_, first_id_, name_, offsets_, nullptr, string_base_, strings_, owner_);
   return order_.swapped()
-             ? index_records<true, true>(types_, first_id_, name_, offsets_, names, string_base_, strings)
-             : index_records<false, true>(types_, first_id_, name_, offsets_, names, string_base_, strings);
+             ? index_records<true, true>(types_, first_id_, name_, offsets_, names, string_base_, strings_, owner_)
+             : index_records<false, true>(types_, first_id_, name_, offsets_, names, string_base_, strings_, owner_);
 }
 
 namespace {
