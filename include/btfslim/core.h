@@ -86,14 +86,21 @@ struct ProgramSection {
   std::vector<BpfFunction> functions;    // sorted by offset
 };
 
+// Up to this many objects, check and minimize keep them all open between their passes (a parsed
+// object costs tens of KiB once its pages are given back); more are read again one at a time, so that
+// memory does not grow with their number.
+inline constexpr std::size_t kHeldObjects = 16;
+
 // A BPF object file (.bpf.o): its local types and its CO-RE relocation records.
 class BpfObject {
  public:
-  // What open() keeps: everything, or only what the object asks of targets (root_names(); the ELF and
-  // BTF kernel_references() reads), for a first pass over many objects that reads each again later
-  // (check, minimize): its records are checked alike, but neither they nor the functions are kept, so
-  // relocations() and sections()' functions are empty.
-  enum class Reading { All, Asked };
+  // What open() keeps, and for how long: everything, for a while (the file mapped, its pages given
+  // back as they are done with); everything, for one pass, the object dropped after it (a small file is
+  // read whole: FileBytes::Keep::Briefly); or only what the object asks of targets (root_names(); the
+  // ELF and BTF kernel_references() reads), for a first pass over many objects that reads each again
+  // later (check, minimize): its records are checked alike, but neither they nor the functions are
+  // kept, so relocations() and sections()' functions are empty.
+  enum class Reading { All, Once, Asked };
   // Throws InputError for an unreadable file, an ELF without .BTF, or a malformed .BTF.ext.
   static std::unique_ptr<const BpfObject> open(const std::string& path, Reading reading = Reading::All);
   ~BpfObject();

@@ -22,8 +22,12 @@ inline constexpr std::string_view kRunningVmlinux = "/sys/kernel/btf/vmlinux";
 // compressed with xz, zstd or gzip is inflated into memory: bytes() are its contents.
 class FileBytes {
  public:
+  // How long the caller keeps the file: for a while (mapped, its pages given back as they are done
+  // with), or briefly (read and dropped, one file after another: a small one is then read whole into a
+  // buffer the next one reuses, which costs neither page faults nor unmapping).
+  enum class Keep { Long, Briefly };
   // Throws InputError for a missing file, a directory, permission denied, an empty file.
-  static std::shared_ptr<const FileBytes> open(const std::string& path);
+  static std::shared_ptr<const FileBytes> open(const std::string& path, Keep keep = Keep::Long);
   ~FileBytes();
   FileBytes(const FileBytes&) = delete;
   FileBytes& operator=(const FileBytes&) = delete;

@@ -177,8 +177,9 @@ void run_check(const CheckArgs& args) {
   AskedOfTargets asked;
   CheckRun run;
   run.strict = args.strict;
-  // One object alone is kept from the first reading to the second: it is the largest anyway.
-  const bool stream = one_target && args.objects.size() > 1;
+  // A handful of objects (kHeldObjects, what one loader usually has) is kept from the first reading
+  // to the second: each parsed object costs tens of KiB, less than reading it twice.
+  const bool stream = one_target && args.objects.size() > kHeldObjects;
   for (const auto& path : args.objects) {
     auto object = BpfObject::open(path, stream ? BpfObject::Reading::Asked : BpfObject::Reading::All);
     auto refs = kernel_references(*object, attach, &used);
@@ -214,7 +215,7 @@ void run_check(const CheckArgs& args) {
       one.strict = args.strict;
       one.targets = {targets[0]};
       if (stream) {
-        one.objects.push_back(BpfObject::open(args.objects[g]));
+        one.objects.push_back(BpfObject::open(args.objects[g], BpfObject::Reading::Once));
         one.kernel_refs.push_back(kernel_references(*one.objects[0], attach, &used));
       } else {
         one.objects.push_back(std::move(run.objects[g]));

@@ -98,7 +98,7 @@ struct ObjectSet {
   void for_each(Each&& each, bool release) const {
     for (std::size_t o = 0; o < paths.size(); ++o) {
       if (streamed()) {
-        const auto object = BpfObject::open(paths[o]);
+        const auto object = BpfObject::open(paths[o], BpfObject::Reading::Once);
         each(o, *object);
         continue;
       }
@@ -637,8 +637,9 @@ void run_minimize(const MinimizeArgs& args) {
   // Every object is read first, for what it asks of the sources (and to refuse a bad one before any
   // work). One source then reads them again one at a time, each dropped before the next, so that many
   // objects hold no more memory than the largest; a batch, which reuses them for every source,
-  // --explain, which names them at the end, and one object alone keep them (their pages given back).
-  const bool hold = is_batch(args) || !args.explain.empty() || args.objects.size() == 1;
+  // --explain, which names them at the end, and a handful of objects (kHeldObjects: reading them again
+  // would cost more than they hold) keep them (their pages given back).
+  const bool hold = is_batch(args) || !args.explain.empty() || args.objects.size() <= kHeldObjects;
   ObjectSet objects;
   objects.paths = args.objects;
   for (const auto& path : args.objects) {

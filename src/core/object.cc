@@ -23,7 +23,7 @@ constexpr std::uint32_t kInsnSize = 8;
 }  // namespace
 
 std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Reading reading) {
-  auto file = FileBytes::open(path);
+  auto file = FileBytes::open(path, reading == Reading::All ? FileBytes::Keep::Long : FileBytes::Keep::Briefly);
   if (!ElfFile::has_elf_magic(file->bytes()))
     fail(path, "not an ELF file: a BPF object (.bpf.o) is an ELF file with .BTF and .BTF.ext sections");
   auto elf = std::make_shared<ElfFile>(file);
@@ -39,7 +39,7 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Readin
     obj->has_ext_ = true;
     obj->read_ext(*ext, *elf, reading);
     file->release(*ext);  // its records are copied: an agent's is megabytes of line info
-    if (reading == Reading::All) obj->number_questions();
+    if (reading != Reading::Asked) obj->number_questions();
   }
   return obj;
 }
@@ -104,7 +104,7 @@ void BpfObject::release_pages(std::span<const std::uint8_t> part) const {
 }
 
 void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, Reading reading) {
-  const bool keep = reading == Reading::All;
+  const bool keep = reading != Reading::Asked;
   using Subsection = BtfExtReader::Subsection;
   const BtfExtReader reader(*btf_, ext, path_ + ": .BTF.ext");
   const std::string& where = reader.where();

@@ -1,7 +1,7 @@
 // Mapping input files.
 //
-// A small regular file (up to 256 KiB: most BPF objects) is read whole, into a buffer the next one
-// reuses. A larger one is mapped private and copy-on-write (libelf may fix up headers in place; nothing of ours
+// A small regular file (up to 256 KiB: most BPF objects) that is kept briefly is read whole, into a
+// buffer the next one reuses. Any other is mapped private and copy-on-write (libelf may fix up headers in place; nothing of ours
 // writes). sysfs refuses writable mappings, so a read-only mapping is tried next, and files that cannot be
 // mapped at all (pipes, older kernels' /sys/kernel/btf) are read once into memory, with a cap so that an
 // endless stream cannot exhaust memory. A compressed file (xz, zstd, gzip: how distributions ship
@@ -102,7 +102,7 @@ void FileBytes::release(std::span<const std::uint8_t> range) const {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
+std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path, Keep keep) {
   const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) fail(path, "cannot open: {}", errno_text(errno));
   struct stat st {};
@@ -112,7 +112,7 @@ std::shared_ptr<const FileBytes> FileBytes::open(const std::string& path) {
 
   std::shared_ptr<FileBytes> file(new FileBytes());
   file->path_ = path;
-  if (S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<std::size_t>(st.st_size) <= kReadWhole) {
+  if (keep == Keep::Briefly && S_ISREG(st.st_mode) && st.st_size > 0 && static_cast<std::size_t>(st.st_size) <= kReadWhole) {
     // A small file is read: a mapping would cost a page fault for each page touched and a TLB
     // shootdown when unmapped, most of the time of a run over hundreds of small objects.
     const auto size = static_cast<std::size_t>(st.st_size);
