@@ -211,20 +211,21 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   //   numbers them (in the same slot of `num`, so the same cache line).
   const std::size_t words = (std::size_t{n} + 64) / 64;  // n + 1 bits: numbers go up to n
   // Bitmaps by node: reached, in the tree being walked, referred to from a later tree, and referred to
-  // more than once (then: and its list is needed); by number: cross. From the pool (77 KB for vmlinux):
-  // as a vector they were a page fault for every 4 KiB.
-  ZeroedArray<std::uint64_t> bitmaps(5 * words);
+  // more than once (then: and its list is needed); by number: cross, and Semi-NCA's slot written. From
+  // the pool (92 KB for vmlinux): as a vector they were a page fault for every 4 KiB.
+  ZeroedArray<std::uint64_t> bitmaps(6 * words);
   std::uint64_t* const reached = bitmaps.data();
   std::uint64_t* const in_tree = reached + words;
   std::uint64_t* const cross = in_tree + words;
   std::uint64_t* const listed = cross + words;
   std::uint64_t* const cross_number = listed + words;
+  std::uint64_t* const slot_written = cross_number + words;
   auto test = [](const std::uint64_t* bits, std::uint32_t v) { return (bits[v / 64] >> (v % 64)) & 1; };
   auto set = [](std::uint64_t* bits, std::uint32_t v) { bits[v / 64] |= std::uint64_t{1} << (v % 64); };
 
   // The arrays, in the order that keeps the most memory live at once smallest (it is what the resident
   // set peaks at): `num` is needed only until the predecessors are renumbered, so it goes on top, and
-  // its place is taken by `slot`; the semidominators need no array of their own (see below).
+  // its place is taken by `slots`; the semidominators need no array of their own (see below).
   //   num[v]      v's referrer count until the DFS reaches v, then v's depth-first number: 0 is the
   //               virtual root, nodes get 1..n; preorder[i - 1] is the node numbered i
   //   dom[i - 1]  number i's DFS tree parent, which becomes its immediate dominator
@@ -325,30 +326,38 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
     std::uint32_t ancestor;  // path-compressed forest of the numbers processed so far
     std::uint32_t label;     // the number of least semidominator on the compressed path
   };
-  auto slot = ZeroedArray<Slot>::for_overwrite(std::size_t{n} + 1);
-  for (std::uint32_t i = 0; i <= n; ++i) slot[i] = {i ? dom[i - 1] : 0, i};
+  // Each starts as {its parent, itself}, written when first used: few are (only the listed nodes'
+  // predecessors are evaluated, and their ancestors), and writing all of them was a megabyte.
+  auto slots = ZeroedArray<Slot>::for_overwrite(std::size_t{n} + 1);
+  auto slot = [&](std::uint32_t i) -> Slot& {
+    if (!test(slot_written, i)) {
+      set(slot_written, i);
+      slots[i] = {i ? dom[i - 1] : 0, i};
+    }
+    return slots[i];
+  };
   std::uint32_t* const semi = pred_end.data();
   std::vector<std::uint32_t> path;
   auto eval = [&](std::uint32_t v, std::uint32_t last_linked) {
-    if (slot[v].ancestor < last_linked) return slot[v].label;
+    if (slot(v).ancestor < last_linked) return slot(v).label;
     path.clear();
     do {
       path.push_back(v);
-      v = slot[v].ancestor;
-    } while (slot[v].ancestor >= last_linked);
+      v = slot(v).ancestor;
+    } while (slot(v).ancestor >= last_linked);
     std::uint32_t p = v;
-    std::uint32_t p_label = slot[p].label;
+    std::uint32_t p_label = slot(p).label;
     while (!path.empty()) {
       const std::uint32_t w = path.back();
       path.pop_back();
-      slot[w].ancestor = slot[p].ancestor;
-      if (semi[p_label] < semi[slot[w].label])
-        slot[w].label = p_label;
+      slot(w).ancestor = slot(p).ancestor;
+      if (semi[p_label] < semi[slot(w).label])
+        slot(w).label = p_label;
       else
-        p_label = slot[w].label;
+        p_label = slot(w).label;
       p = w;
     }
-    return slot[p].label;
+    return slot(p).label;
   };
   for (std::uint32_t i = n; i >= 1; --i) {
     // A cross node's, and a root's (its parent is the virtual root), is 0; a node with one referrer's is
@@ -364,7 +373,7 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
     semi[i] = best;
   }
   pred = {};
-  slot = {};
+  slots = {};
 
   // Immediate dominators: the nearest common ancestor of the parent and the semidominator. Then the
   // roots, and the immediate dominators by node, in memory the working arrays have just given back.

@@ -90,6 +90,67 @@ void select_nodes(const Btf& btf, const TypeSelection& filter, Keep&& keep, Fold
   }
 }
 
+// A table's rows, best first, and what "[N others]" folds.
+struct Ranked {
+  std::vector<std::uint32_t> rows;
+  std::uint64_t others = 0;
+  double others_own = 0;
+};
+
+// The `top` (> 0) selected nodes that rank first by `keys` (ties: the lower id), and the other selected
+// ones' own bytes, summed in the order std::partial_sort of every selected node leaves them behind its
+// rows, so that the JSON's double is what it always was: at each place past the rows, partial_sort
+// leaves the node that stood there or, where that one ranks above the worst row so far, the worst row,
+// which it replaces. `order` is a total order, so the worst row is the same however the heap is kept.
+// The rows are kept in a heap of their own, rather than by sorting an array of every node (half a
+// megabyte of fresh memory for a kernel, and a page fault for every 4 KiB of it). Nodes come in id
+// order, so one ranks above the worst row exactly when its key is larger: one comparison of doubles
+// per node, and the sum runs in a loop of its own between two nodes that make the rows, where it stays
+// in a register (in one loop with the call that replaces a row, it went through memory for every node:
+// four times slower).
+template <typename Selected, typename Order>
+Ranked top_rows(std::uint32_t n, std::size_t top, bool all, Selected&& selected, std::span<const double> keys,
+                std::span<const double> own, Order&& order) {
+  Ranked r;
+  std::vector<std::uint32_t>& rows = r.rows;
+  std::uint32_t node = 0;
+  for (; node < n && rows.size() < top; ++node)
+    if (selected(node)) rows.push_back(node);
+  std::make_heap(rows.begin(), rows.end(), order);
+  double worst = rows.empty() ? 0 : keys[rows.front()];
+  double sum = 0;
+  while (node < n) {
+    if (all) {
+      double s = sum;
+      const std::uint32_t from = node;
+      for (; node < n && keys[node] <= worst; ++node) s += own[node];
+      sum = s;
+      r.others += node - from;
+      if (node == n) break;
+    } else if (!selected(node)) {
+      ++node;
+      continue;
+    } else if (keys[node] <= worst) {
+      ++r.others;
+      sum += own[node++];
+      continue;
+    }
+    // `node` ranks above the worst row, which makes way for it.
+    ++r.others;
+    sum += own[rows.front()];
+    std::pop_heap(rows.begin(), rows.end(), order);
+    rows.back() = node++;
+    std::push_heap(rows.begin(), rows.end(), order);
+    worst = keys[rows.front()];
+  }
+  r.others_own = sum;
+  if (rows.size() < top)
+    std::sort(rows.begin(), rows.end(), order);
+  else
+    std::sort_heap(rows.begin(), rows.end(), order);
+  return r;
+}
+
 TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& o) {
   FoldedRow not_selected{"[not selected]", 0, 0};
   auto fold_unselected = [&](std::uint32_t node) {
@@ -98,76 +159,29 @@ TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& 
   };
   const auto& key = o.sort == MeasureSort::Retained ? fp.retained : fp.own;
   auto order = [&](std::uint32_t a, std::uint32_t b) { return key[a] != key[b] ? key[a] > key[b] : a < b; };
-  // The rows, best first, and "[N others]": the other selected types' own bytes, summed in the order
-  // std::partial_sort leaves them behind its rows, so that the JSON's double is what it always was. At
-  // each place past the rows partial_sort leaves the type that stood there, or, where that one ranks
-  // above the worst row so far, the worst row, which it replaces. `order` is a total order, so the worst
-  // row is the same however the heap is kept. The top rows are taken this way, in a heap of their
-  // own, rather than by sorting an array of every type (half a megabyte of fresh memory for a kernel,
-  // and a page fault for every 4 KiB of it); --all and -n 0 (where partial_sort keeps the best type so
-  // far in front, and so sums it first) sort every node as before.
-  std::vector<std::uint32_t> nodes;
-  std::size_t shown = 0;
-  std::uint64_t others_count = 0;
-  double others_own = 0;
+  // --all and -n 0 sort every selected node (-n 0: partial_sort keeps the best node so far in front,
+  // where it is summed first; top_rows does not do that).
+  Ranked ranked;
   if (!o.all && o.top > 0) {
-    // Types come in id order, so one ranks above the worst row exactly when its key is larger (a tie
-    // goes to the lower id, the row's): one comparison of doubles per type. The sum runs in a loop of
-    // its own between two such types, where it stays in a register: in one loop with the call that
-    // replaces a row, it went through memory for every type (four times slower).
     const bool all = o.filter.selects_all();
-    const std::span<const double> own = fp.own;
-    const std::span<const double> keys = key;
-    const std::uint32_t n = btf.own_count();
     auto selected = [&](std::uint32_t node) {
       if (all || o.filter.matches(btf, btf.first_id() + node)) return true;
       fold_unselected(node);
       return false;
     };
-    std::uint32_t node = 0;
-    for (; node < n && nodes.size() < o.top; ++node)
-      if (selected(node)) nodes.push_back(node);
-    std::make_heap(nodes.begin(), nodes.end(), order);
-    double worst = nodes.empty() ? 0 : keys[nodes.front()];
-    double sum = 0;
-    while (node < n) {
-      if (all) {
-        double s = sum;
-        const std::uint32_t from = node;
-        for (; node < n && keys[node] <= worst; ++node) s += own[node];
-        sum = s;
-        others_count += node - from;
-        if (node == n) break;
-      } else if (!selected(node)) {
-        ++node;
-        continue;
-      } else if (keys[node] <= worst) {
-        ++others_count;
-        sum += own[node++];
-        continue;
-      }
-      // `node` ranks above the worst row, which makes way for it.
-      ++others_count;
-      sum += own[nodes.front()];
-      std::pop_heap(nodes.begin(), nodes.end(), order);
-      nodes.back() = node++;
-      std::push_heap(nodes.begin(), nodes.end(), order);
-      worst = keys[nodes.front()];
-    }
-    others_own = sum;
-    if (nodes.size() < o.top)
-      std::sort(nodes.begin(), nodes.end(), order);
-    else
-      std::sort_heap(nodes.begin(), nodes.end(), order);
-    shown = nodes.size();
+    ranked = top_rows(btf.own_count(), o.top, all, selected, key, fp.own, order);
   } else {
+    std::vector<std::uint32_t>& nodes = ranked.rows;
     if (o.filter.selects_all()) nodes.reserve(btf.own_count());
     select_nodes(btf, o.filter, [&](std::uint32_t node) { nodes.push_back(node); }, fold_unselected);
-    shown = o.all ? nodes.size() : 0;
+    const std::size_t shown = o.all ? nodes.size() : 0;
     std::partial_sort(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(shown), nodes.end(), order);
-    others_count = nodes.size() - shown;
-    for (std::size_t i = shown; i < nodes.size(); ++i) others_own += fp.own[nodes[i]];
+    ranked.others = nodes.size() - shown;
+    for (std::size_t i = shown; i < nodes.size(); ++i) ranked.others_own += fp.own[nodes[i]];
+    nodes.resize(shown);
   }
+  const std::vector<std::uint32_t>& nodes = ranked.rows;
+  const std::size_t shown = nodes.size();
 
   TypeTable table;
   const bool with_closures = !o.all || o.closure_all;
@@ -178,7 +192,7 @@ TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& 
     if (with_closures) r.closure = closures[i].bytes, r.closure_types = closures[i].types;
     table.rows.push_back(r);
   }
-  FoldedRow others{fmt::format("[{} others]", with_commas(others_count)), others_count, others_own};
+  FoldedRow others{fmt::format("[{} others]", with_commas(ranked.others)), ranked.others, ranked.others_own};
   if (others.count) table.folded.push_back(others);
   if (not_selected.count) table.folded.push_back(not_selected);
   return table;
