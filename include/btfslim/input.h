@@ -6,6 +6,7 @@
 #include "btfslim/compression.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -113,6 +114,8 @@ class ElfFile {
     bool executable = false;   // its section is SHF_EXECINSTR
   };
   std::vector<Symbol> symbols() const;
+  // The same symbols handed to `fn` one at a time, with no list of them: for a reader that keeps a few.
+  void for_each_symbol(const std::function<void(const Symbol&)>& fn) const;
   // What a BPF loader reads besides .BTF: every section, the symbol table and the relocations
   // (SHT_REL) that patch code. Names point into the mapped file; contents are bounds-checked spans.
   struct Section {
@@ -125,6 +128,7 @@ class ElfFile {
     std::span<const std::uint8_t> bytes;  // empty for SHT_NOBITS
   };
   std::vector<Section> sections() const;  // by section index; [0] is the null section
+  void sections(std::vector<Section>& into) const;  // the same into `into`'s memory
   // The symbol table as it is, by index (relocations name symbols by index).
   struct TableSymbol {
     std::string_view name;
@@ -133,6 +137,7 @@ class ElfFile {
     std::uint8_t type = 0, bind = 0, visibility = 0;  // STT_*, STB_*, STV_*
   };
   std::vector<TableSymbol> symbol_table() const;  // by symbol index; [0] is the null symbol
+  void symbol_table(std::vector<TableSymbol>& into) const;
   struct Relocation {
     std::uint64_t offset = 0;  // into the section it patches
     std::uint32_t symbol = 0;
@@ -140,6 +145,7 @@ class ElfFile {
   };
   // The records of SHT_REL section `index` (nothing for another kind of section).
   std::vector<Relocation> relocations(std::uint32_t index) const;
+  void relocations(std::uint32_t index, std::vector<Relocation>& into) const;
   // The records (SHT_REL or SHT_RELA) that patch section `name`: where, and which symbol.
   std::vector<Relocation> relocations_of(std::string_view name) const;
 

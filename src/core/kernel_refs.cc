@@ -111,26 +111,21 @@ std::string explain_incompatible(core::Context& cx, const Btf& lb, TypeId lid, c
   return fmt::format("{} here, {} in the kernel", c_label(lb, lid), c_label(tb, tid));
 }
 
-void add_externs(const BpfObject& object, const std::vector<ElfFile::Symbol>& symbols, std::vector<KernelRef>& out) {
-  const Btf& btf = object.btf();
-  // The object's FUNC or VAR an extern symbol names (libbpf's find_extern_btf_id: the first of either
-  // kind), and the DATASEC that holds it: one pass each, not one per extern.
-  std::unordered_map<std::string_view, TypeId> by_name;
-  std::unordered_map<TypeId, std::string_view> datasec_of;
-  for (TypeId id = 1; id < btf.end_id(); ++id) {
-    const TypeView t = btf.type(id);
-    if (t.kind() == Kind::Var || t.kind() == Kind::Func) by_name.emplace(btf.str(t.name_off()), id);
-    if (t.kind() == Kind::Datasec)
-      for (unsigned i = 0; i < t.vlen(); ++i) datasec_of[t.secinfo(i).type] = btf.str(t.name_off());
-  }
-  for (const ElfFile::Symbol& sym : symbols) {
-    if (!sym.undefined || sym.type != STT_NOTYPE || (sym.binding != STB_GLOBAL && sym.binding != STB_WEAK)) continue;
-    const auto found = by_name.find(sym.name);
+// The externs of .ksyms, symbol by symbol (ElfFile::for_each_symbol, in table order).
+class Externs {
+ public:
+  explicit Externs(const BpfObject& object) : btf_(object.btf()) {}
+
+  void add(const ElfFile::Symbol& sym, std::vector<KernelRef>& out) {
+    if (!sym.undefined || sym.type != STT_NOTYPE || (sym.binding != STB_GLOBAL && sym.binding != STB_WEAK)) return;
+    index();
+    const auto found = by_name_.find(sym.name);
     // .kconfig externs come from the kernel's config, not its BTF; an extern without BTF or in another
     // section fails libbpf's open, whatever the kernel.
-    if (found == by_name.end()) continue;
-    const auto sec = datasec_of.find(found->second);
-    if (sec == datasec_of.end() || sec->second != kKsymsSection) continue;
+    if (found == by_name_.end()) return;
+    const auto sec = datasec_of_.find(found->second);
+    if (sec == datasec_of_.end() || sec->second != kKsymsSection) return;
+    const Btf& btf = btf_;
     const TypeView t = btf.type(found->second);
     KernelRef ref;
     ref.kind = t.kind() == Kind::Func ? KernelRefKind::Kfunc : KernelRefKind::Ksym;
@@ -138,49 +133,66 @@ void add_externs(const BpfObject& object, const std::vector<ElfFile::Symbol>& sy
     ref.lookup = ref.name;
     ref.lookup_kind = t.kind();
     ref.weak = sym.binding == STB_WEAK;
-    if (!core::skip_mods_and_typedefs(btf, t.ref(), ref.local_type)) continue;
+    if (!core::skip_mods_and_typedefs(btf, t.ref(), ref.local_type)) return;
     if (ref.kind == KernelRefKind::Ksym && ref.local_type == 0)
       ref.unchecked = "typeless ksym: libbpf finds its address in /proc/kallsyms, not in BTF";
     out.push_back(std::move(ref));
   }
-}
 
-void add_attach_targets(const std::vector<ElfFile::Symbol>& symbols, const AttachOptions& options,
-                        std::vector<bool>* used, std::vector<KernelRef>& out) {
-  for (const ElfFile::Symbol& sym : symbols) {
-    if (sym.undefined || sym.type != STT_FUNC || !sym.executable || sym.section == ".text") continue;
-    std::string_view section = sym.section;
-    const bool autoload = section.empty() || section[0] != '?';
-    if (!autoload) section.remove_prefix(1);
-    const AttachSection* def = attach_section(section);
-    KernelRef ref;
-    ref.kind = KernelRefKind::Attach;
-    ref.owner = std::string(sym.name);
-    ref.section = std::string(sym.section);
-    ref.autoload = autoload;
-    for (std::size_t i = 0; i < options.targets.size(); ++i) {
-      if (options.targets[i].first != sym.name) continue;
-      if (!def)
-        fail("--attach-target", "program '{}' (section '{}') has no BTF attach target", esc(sym.name),
-             esc(sym.section));
-      if (used) (*used)[i] = true;
-      ref.name = options.targets[i].second;
-      ref.given = true;
+ private:
+  // The object's FUNC or VAR an extern symbol names (libbpf's find_extern_btf_id: the first of either
+  // kind), and the DATASEC that holds it: one pass each, not one per extern, made at the first extern.
+  void index() {
+    if (indexed_) return;
+    indexed_ = true;
+    for (TypeId id = 1; id < btf_.end_id(); ++id) {
+      const TypeView t = btf_.type(id);
+      if (t.kind() == Kind::Var || t.kind() == Kind::Func) by_name_.emplace(btf_.str(t.name_off()), id);
+      if (t.kind() == Kind::Datasec)
+        for (unsigned i = 0; i < t.vlen(); ++i) datasec_of_[t.secinfo(i).type] = btf_.str(t.name_off());
     }
-    if (!def) continue;
-    if (!ref.given && section.size() > def->name.size()) ref.name = std::string(section.substr(def->name.size() + 1));
-    ref.lookup_kind = def->kind;
-    if (!options.check) {
-      ref.unchecked = "attach targets left out (--no-attach)";
-    } else if (ref.name.empty()) {
-      ref.unchecked = fmt::format(
-          "section '{}' names no target: its loader sets one (bpf_program__set_attach_target); "
-          "name it with --attach-target {}=FUNC",
-          esc(section), esc(sym.name));
-    }
-    ref.lookup = ref.name.empty() ? "" : std::string(def->prefix) + ref.name;
-    out.push_back(std::move(ref));
   }
+
+  const Btf& btf_;
+  bool indexed_ = false;
+  std::unordered_map<std::string_view, TypeId> by_name_;
+  std::unordered_map<TypeId, std::string_view> datasec_of_;
+};
+
+void add_attach_target(const ElfFile::Symbol& sym, const AttachOptions& options, std::vector<bool>* used,
+                       std::vector<KernelRef>& out) {
+  if (sym.undefined || sym.type != STT_FUNC || !sym.executable || sym.section == ".text") return;
+  std::string_view section = sym.section;
+  const bool autoload = section.empty() || section[0] != '?';
+  if (!autoload) section.remove_prefix(1);
+  const AttachSection* def = attach_section(section);
+  KernelRef ref;
+  ref.kind = KernelRefKind::Attach;
+  ref.owner = std::string(sym.name);
+  ref.section = std::string(sym.section);
+  ref.autoload = autoload;
+  for (std::size_t i = 0; i < options.targets.size(); ++i) {
+    if (options.targets[i].first != sym.name) continue;
+    if (!def)
+      fail("--attach-target", "program '{}' (section '{}') has no BTF attach target", esc(sym.name),
+           esc(sym.section));
+    if (used) (*used)[i] = true;
+    ref.name = options.targets[i].second;
+    ref.given = true;
+  }
+  if (!def) return;
+  if (!ref.given && section.size() > def->name.size()) ref.name = std::string(section.substr(def->name.size() + 1));
+  ref.lookup_kind = def->kind;
+  if (!options.check) {
+    ref.unchecked = "attach targets left out (--no-attach)";
+  } else if (ref.name.empty()) {
+    ref.unchecked = fmt::format(
+        "section '{}' names no target: its loader sets one (bpf_program__set_attach_target); "
+        "name it with --attach-target {}=FUNC",
+        esc(section), esc(sym.name));
+  }
+  ref.lookup = ref.name.empty() ? "" : std::string(def->prefix) + ref.name;
+  out.push_back(std::move(ref));
 }
 
 void add_struct_ops(const BpfObject& object, std::vector<KernelRef>& out) {
@@ -396,10 +408,11 @@ std::string_view ref_status_name(RefStatus status) {
 
 std::vector<KernelRef> kernel_references(const BpfObject& object, const AttachOptions& options,
                                          std::vector<bool>* used_targets) {
-  const std::vector<ElfFile::Symbol> symbols = object.elf().symbols();
   std::vector<KernelRef> refs;
-  add_externs(object, symbols, refs);
-  add_attach_targets(symbols, options, used_targets, refs);
+  // The externs, then the programs' attach targets: two walks of the symbol table, no list of it.
+  Externs externs(object);
+  object.elf().for_each_symbol([&](const ElfFile::Symbol& sym) { externs.add(sym, refs); });
+  object.elf().for_each_symbol([&](const ElfFile::Symbol& sym) { add_attach_target(sym, options, used_targets, refs); });
   add_struct_ops(object, refs);
   return refs;
 }

@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace btfslim {
@@ -61,20 +62,38 @@ std::optional<std::span<const std::uint8_t>> ElfFile::section(std::string_view n
 std::vector<std::optional<std::span<const std::uint8_t>>> ElfFile::sections_named(
     std::span<const std::string_view> names) const {
   std::vector<std::optional<std::span<const std::uint8_t>>> out(names.size());
-  std::unordered_map<std::string_view, std::size_t> wanted;  // name -> its place in `out`
-  for (std::size_t i = 0; i < names.size(); ++i) wanted.try_emplace(names[i], i);
+  // Each name's place in `out`: a few are compared in turn, more looked up (an object may name hundreds).
+  constexpr std::size_t kCompared = 8;
+  std::unordered_map<std::string_view, std::size_t> wanted;
+  std::size_t distinct = names.size();
+  if (names.size() > kCompared) {
+    for (std::size_t i = 0; i < names.size(); ++i) wanted.try_emplace(names[i], i);
+    distinct = wanted.size();
+  } else {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) != names.begin() + static_cast<std::ptrdiff_t>(i))
+        --distinct;
+  }
+  auto place = [&](std::string_view name) -> std::optional<std::size_t> {
+    if (names.size() > kCompared) {
+      const auto it = wanted.find(name);
+      return it == wanted.end() ? std::nullopt : std::optional(it->second);
+    }
+    const auto it = std::find(names.begin(), names.end(), name);  // the first of equal names, as try_emplace keeps
+    return it == names.end() ? std::nullopt : std::optional(static_cast<std::size_t>(it - names.begin()));
+  };
   const auto bytes = file_->bytes();
   elf_errno();  // clear a stale error so that the check after the loop sees only this walk's
   Elf_Scn* scn = nullptr;
-  std::size_t left = wanted.size();
+  std::size_t left = distinct;
   while (left > 0 && (scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
     GElf_Shdr shdr;
     if (!gelf_getshdr(scn, &shdr)) fail(path(), "invalid ELF section header: {}", elf_errmsg(-1));
     const char* sname = elf_strptr(impl_->elf, impl_->shstrndx, shdr.sh_name);
     if (!sname) continue;
-    const auto it = wanted.find(sname);
-    if (it == wanted.end() || out[it->second]) continue;
-    const std::string_view name = it->first;
+    const auto at = place(sname);
+    if (!at || out[*at]) continue;
+    const std::string_view name = names[*at];
     --left;
     if (shdr.sh_type == SHT_NOBITS) fail(path(), "section {} has no contents (SHT_NOBITS)", esc(name));
     if (shdr.sh_flags & SHF_COMPRESSED) {
@@ -82,17 +101,17 @@ std::vector<std::optional<std::span<const std::uint8_t>>> ElfFile::sections_name
       Elf_Data* data = elf_getdata(scn, nullptr);
       if (!data || (!data->d_buf && data->d_size))
         fail(path(), "cannot read section {}: {}", esc(name), elf_errmsg(-1));
-      out[it->second] = std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(data->d_buf), data->d_size);
+      out[*at] = std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(data->d_buf), data->d_size);
       continue;
     }
     if (shdr.sh_offset > bytes.size() || shdr.sh_size > bytes.size() - shdr.sh_offset)
       fail(path(), "section {} [{}, +{}) lies past the end of the file ({} bytes)", esc(name), shdr.sh_offset,
            shdr.sh_size, bytes.size());
-    out[it->second] = bytes.subspan(shdr.sh_offset, shdr.sh_size);
+    out[*at] = bytes.subspan(shdr.sh_offset, shdr.sh_size);
   }
   // elf_errno() clears the error it returns, so the message must come from that number.
   if (const int err = elf_errno(); err != 0) fail(path(), "invalid ELF section table: {}", elf_errmsg(err));
-  for (std::size_t i = 0; i < names.size(); ++i) out[i] = out[wanted.at(names[i])];  // a name asked twice
+  for (std::size_t i = 0; i < names.size(); ++i) out[i] = out[*place(names[i])];  // a name asked twice
   return out;
 }
 
@@ -149,8 +168,14 @@ std::vector<ElfFile::Function> ElfFile::functions() const {
 }
 
 std::vector<ElfFile::Section> ElfFile::sections() const {
+  std::vector<Section> out;
+  sections(out);
+  return out;
+}
+
+void ElfFile::sections(std::vector<Section>& out) const {
   const auto bytes = file_->bytes();
-  std::vector<Section> out(1);
+  out.assign(1, Section{});
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(impl_->elf, scn)) != nullptr) {
     GElf_Shdr shdr;
@@ -169,11 +194,16 @@ std::vector<ElfFile::Section> ElfFile::sections() const {
     }
     out.push_back(s);
   }
-  return out;
 }
 
 std::vector<ElfFile::TableSymbol> ElfFile::symbol_table() const {
   std::vector<TableSymbol> out;
+  symbol_table(out);
+  return out;
+}
+
+void ElfFile::symbol_table(std::vector<TableSymbol>& out) const {
+  out.clear();
   out.reserve(table_symbol_count());
   for_each_table_symbol([&](std::size_t, const GElf_Sym& sym, const char* name) {
     out.push_back({name ? name : "", sym.st_value, sym.st_size, sym.st_shndx,
@@ -181,14 +211,19 @@ std::vector<ElfFile::TableSymbol> ElfFile::symbol_table() const {
                    static_cast<std::uint8_t>(GELF_ST_BIND(sym.st_info)),
                    static_cast<std::uint8_t>(GELF_ST_VISIBILITY(sym.st_other))});
   });
-  return out;
 }
 
 std::vector<ElfFile::Relocation> ElfFile::relocations(std::uint32_t index) const {
   std::vector<Relocation> out;
+  relocations(index, out);
+  return out;
+}
+
+void ElfFile::relocations(std::uint32_t index, std::vector<Relocation>& out) const {
+  out.clear();
   Elf_Scn* scn = elf_getscn(impl_->elf, index);
   GElf_Shdr shdr;
-  if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_REL) return out;
+  if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_REL) return;
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data) fail(path(), "cannot read relocation section {}: {}", index, elf_errmsg(-1));
   const std::size_t count = shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
@@ -200,7 +235,6 @@ std::vector<ElfFile::Relocation> ElfFile::relocations(std::uint32_t index) const
     out.push_back({rel.r_offset, static_cast<std::uint32_t>(GELF_R_SYM(rel.r_info)),
                    static_cast<std::uint32_t>(GELF_R_TYPE(rel.r_info))});
   }
-  return out;
 }
 
 // The release a module was built for: the first word of `vermagic=` among .modinfo's NUL-separated
@@ -230,9 +264,7 @@ bool ElfFile::is_kernel_module() const {
 
 namespace btfslim {
 
-std::vector<ElfFile::Symbol> ElfFile::symbols() const {
-  std::vector<Symbol> out;
-  out.reserve(table_symbol_count());  // one allocation, not a doubling series
+void ElfFile::for_each_symbol(const std::function<void(const Symbol&)>& fn) const {
   for_each_table_symbol([&](std::size_t i, const GElf_Sym& sym, const char* name) {
     if (i == 0) return;
     if (!name) fail(path(), "symbol {} has an invalid name", i);
@@ -249,8 +281,14 @@ std::vector<ElfFile::Symbol> ElfFile::symbols() const {
       s.section = in.name;
       s.executable = in.executable;
     }
-    out.push_back(s);
+    fn(s);
   });
+}
+
+std::vector<ElfFile::Symbol> ElfFile::symbols() const {
+  std::vector<Symbol> out;
+  out.reserve(table_symbol_count());  // one allocation, not a doubling series
+  for_each_symbol([&](const Symbol& s) { out.push_back(s); });
   return out;
 }
 
