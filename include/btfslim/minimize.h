@@ -96,6 +96,12 @@ class MinimizedVerifier {
   // The first relocation of `object` that resolves differently on the minimized BTF than `expected`
   // (with `answers`) on the source, described, or "".
   std::string check(const BpfObject& object, const CoreResults& expected, const AnswerLog& answers) const;
+  // What check() compares, folded into 64 bits, for an object's results on the source; and the object
+  // resolved on the output, folded the same way. Equal digests: every relocation resolves as on the
+  // source, found without holding the source's results or resolving on it again. Different ones: check()
+  // says where (with the results and answers of a resolution on the source).
+  static std::uint64_t source_digest(const Btf& source, const BpfObject& object, const CoreResults& results);
+  std::uint64_t output_digest(const BpfObject& object) const;
 
  private:
   const Btf& source_;

@@ -282,9 +282,12 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   RelocationMarker marker(*source);
   std::size_t relocations = 0, not_ok = 0;
   Failing failing;
+  std::vector<std::uint64_t> digests(objs.paths.size());  // each object's results, for the verification
+  CoreResults results;  // each object's in turn, in the same memory
   objs.for_each(
       [&](std::size_t o, const BpfObject& object) {
-        const CoreResults results = resolve_object(object, index);
+        resolve_object_into(results, object, index);
+        if (options.verify) digests[o] = MinimizedVerifier::source_digest(*source, object, results);
         for (const CoreResult& r : results) {
           ++relocations;
           if (r.status != CoreStatus::Ok) ++not_ok;
@@ -307,13 +310,13 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
   const Minimized m = minimize(*source, marker.finish(), options.minimize);
 
   if (options.verify) {
-    // Each object resolved on the source again, now with the answers it took, and on the output, where
-    // only the questions whose answer changed are asked again.
+    // Each object resolved on the output, its results folded as they were on the source. Only where
+    // they differ is it resolved on the source again, with the answers it took, to say where.
     const MinimizedVerifier verifier(*source, m, objs.roots.roots());
     std::string diff;
     objs.for_each(
-        [&](std::size_t, const BpfObject& object) {
-          if (!diff.empty()) return;
+        [&](std::size_t o, const BpfObject& object) {
+          if (!diff.empty() || verifier.output_digest(object) == digests[o]) return;
           AnswerLog answers;
           const CoreResults expected = resolve_object(object, index, &answers);
           diff = verifier.check(object, expected, answers);

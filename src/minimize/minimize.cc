@@ -716,7 +716,41 @@ CoreTarget verified_target(const Btf& source, const std::shared_ptr<const Btf>& 
   return source.is_split() ? CoreTarget(out->base_shared(), {out}) : CoreTarget(out);
 }
 
+// check()'s comparison of one relocation's results, folded into `h`: the status; for an Ok one its
+// value and sizes, or for a target type id the kind and name of the type, whose id differs by design.
+std::uint64_t fold_result(std::uint64_t h, const Btf& btf, const CoreRelocation& relo, const CoreResult& r) {
+  auto mix = [&h](std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdu;
+  };
+  mix(static_cast<std::uint64_t>(r.status));
+  if (r.status != CoreStatus::Ok) return h;
+  if (relo.kind == static_cast<std::uint32_t>(RelocKind::TypeIdTarget) && r.value != 0) {
+    const TypeView t = btf.type(static_cast<TypeId>(r.value));
+    mix(static_cast<std::uint64_t>(t.kind()) | 1u << 8);
+    mix(std::hash<std::string_view>{}(btf.str(t.name_off())));
+    return h;
+  }
+  mix(r.value);
+  mix(std::uint64_t{r.local_size} << 8 | r.target_size);
+  return h;
+}
+
 }  // namespace
+
+std::uint64_t MinimizedVerifier::source_digest(const Btf& source, const BpfObject& object, const CoreResults& results) {
+  const auto relos = object.relocations();
+  std::uint64_t h = relos.size();
+  for (std::size_t i = 0; i < results.size(); ++i) h = fold_result(h, source, relos[i], results[i]);
+  return h;
+}
+
+std::uint64_t MinimizedVerifier::output_digest(const BpfObject& object) const {
+  const auto relos = object.relocations();
+  std::uint64_t h = relos.size();
+  resolve_object(object, index_, [&](std::size_t i, CoreResult&& r) { h = fold_result(h, *out_, relos[i], r); });
+  return h;
+}
 
 MinimizedVerifier::MinimizedVerifier(const Btf& source, const Minimized& minimized,
                                      std::span<const BpfObject::RootName> roots)
