@@ -95,8 +95,8 @@ inline constexpr std::size_t kHeldObjects = 16;
 class BpfObject {
  public:
   // What open() keeps, and for how long: everything, for a while (the file mapped, its pages given
-  // back as they are done with); everything, for one pass, the object dropped after it (a small file is
-  // read whole: FileBytes::Keep::Briefly); or only what the object asks of targets (root_names(); the
+  // back as they are done with); everything but root_names(), for one pass after a first that read
+  // those, the object dropped after it (a small file is read whole: FileBytes::Keep::Briefly); or only what the object asks of targets (root_names(); the
   // ELF and BTF kernel_references() reads), for a first pass over many objects that reads each again
   // later (check, minimize): its records are checked alike, but neither they nor the functions are
   // kept, so relocations() and sections()' functions are empty.
@@ -353,6 +353,10 @@ struct AnswerLog {
 // With `along`, the object's code is read along (BpfCodeReader) once a relocation is poisoned.
 CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log = nullptr,
                            BpfCodeReader* along = nullptr);
+// The same into `results` (cleared first): for a caller resolving object after object, whose results
+// reuse one vector's memory.
+void resolve_object_into(CoreResults& results, const BpfObject& object, const CandidateIndex& index,
+                         AnswerLog* log = nullptr, BpfCodeReader* along = nullptr);
 // The same, each result handed to `each` with its relocation's index as it is made, kept nowhere: for
 // a caller that needs one at a time.
 void resolve_object(const BpfObject& object, const CandidateIndex& index,

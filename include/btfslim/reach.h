@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -123,7 +124,15 @@ class BpfCode {
   // The bytes of read-only data section `section` (an ELF section index).
   std::span<const std::uint8_t> rodata(std::uint32_t section) const;
 
+  // Gives `code`'s memory to the next BpfCodeReader of this thread: check reads hundreds of objects'
+  // code in turn, each in the memory of the one before.
+  static void recycle(BpfCode&& code);
+
  private:
+  // Every member emptied, its memory kept: what a new BpfCode is, but for capacity. A member added
+  // below is cleared here too.
+  void clear();
+  static std::optional<BpfCode>& spare();
   static constexpr std::uint32_t kStretch = FileBytes::kStretch / sizeof(BpfInsn);  // instructions
   // The bit sets below: a bit for each instruction.
   static bool bit(const std::vector<std::uint64_t>& bits, std::uint32_t pc) { return bits[pc / 64] >> (pc % 64) & 1; }

@@ -86,18 +86,24 @@ CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>&
 
 // One object on one target: every CO-RE relocation resolved, reached or not, counted; its kernel
 // references resolved. `code` is the object's code where a poisoned relocation needed it, read along
-// with the first resolution that has one and kept for later targets (`keep_code`).
+// with the first resolution that has one and kept for later targets (`keep_code`). The cell is made in
+// `cell`'s memory (an earlier object's, done with).
 ObjectOnTarget check_cell(const BpfObject& object, const CandidateIndex& index, const KernelNameIndex& names,
-                          std::span<const KernelRef> refs, std::optional<BpfCode>& code, bool keep_code, bool strict) {
-  ObjectOnTarget cell;
+                          std::span<const KernelRef> refs, std::optional<BpfCode>& code, bool keep_code, bool strict,
+                          ObjectOnTarget cell = {}) {
+  cell.targets.clear();
+  cell.target_names.clear();
   std::optional<BpfCodeReader> along;
   if (!code) along.emplace(object);
-  cell.results = resolve_object(object, index, nullptr, along ? &*along : nullptr);
+  resolve_object_into(cell.results, object, index, nullptr, along ? &*along : nullptr);
   const bool poisoned = any_poisoned(cell.results);
   if (poisoned && !code) code.emplace(along->finish());
   mark_reachability(cell, poisoned ? &*code : nullptr);
   count_outcomes(cell, strict);
-  if (!keep_code) code.reset();
+  if (!keep_code && code) {
+    BpfCode::recycle(std::move(*code));
+    code.reset();
+  }
   cell.kernel_refs = resolve_kernel_refs(object, refs, names);
   cell.kernel_refs_shown = names.has_functions();
   // The target is dropped after the object: keep the roots that matched, named, not the paths into it;
@@ -210,6 +216,7 @@ void run_check(const CheckArgs& args) {
     const std::vector<KernelRef>* all_refs = &asked.refs;
     const KernelNameIndex names(target, std::span(all_refs, 1));
     printer.emplace(view, args.objects, std::vector<std::string>{targets[0]}, args.strict, out);
+    ObjectOnTarget done;  // the last object's cell, whose memory the next one's reuses
     for (std::size_t g = 0; g < args.objects.size(); ++g) {
       CheckRun one;
       one.strict = args.strict;
@@ -223,8 +230,10 @@ void run_check(const CheckArgs& args) {
       }
       std::optional<BpfCode> code;
       one.cells.push_back({});
-      one.cells[0].push_back(check_cell(*one.objects[0], index, names, one.kernel_refs[0], code, false, args.strict));
+      one.cells[0].push_back(
+          check_cell(*one.objects[0], index, names, one.kernel_refs[0], code, false, args.strict, std::move(done)));
       printer->object(one, 0, g);
+      done = std::move(one.cells[0][0]);
     }
   } else {
     // Targets one at a time (a btfhub tree holds thousands), each parsed and indexed once for every

@@ -63,21 +63,63 @@ struct BpfCode::Build {
   void read_section(const Code& c, std::uint32_t to);
   void finish();
 
+  // The working memory, kept by the thread from one object's code to the next (check and minimize read
+  // hundreds in turn): taken by one Build at a time, cleared before use.
+  struct Scratch {
+    std::vector<ElfFile::Section> sections;
+    std::vector<ElfFile::TableSymbol> symbols;
+    std::vector<ElfFile::Relocation> relocations;  // of one section at a time
+    std::vector<Code> code;
+    std::vector<std::uint32_t> base;
+    std::vector<std::pair<std::uint32_t, InsnRef>> refs;
+    std::unordered_map<std::uint32_t, bool> global;
+    std::vector<Link> links;
+    std::vector<bool> relocated;
+    std::vector<std::uint64_t> core_relocated, second_half;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+    std::vector<Guard> guards;
+    bool taken = false;
+  };
+  static Scratch& take(std::optional<Scratch>& own) {
+    thread_local Scratch scratch;
+    if (scratch.taken) return own.emplace();  // a second Build on this thread (none, today) has its own
+    scratch.taken = true;
+    scratch.sections.clear(), scratch.symbols.clear(), scratch.code.clear(), scratch.base.clear();
+    scratch.refs.clear(), scratch.global.clear(), scratch.links.clear(), scratch.relocated.clear();
+    scratch.core_relocated.clear(), scratch.second_half.clear(), scratch.edges.clear(), scratch.guards.clear();
+    return scratch;
+  }
+  ~Build() { work.taken = false; }
+  Build(const Build&) = delete;
+  Build& operator=(const Build&) = delete;
+
   BpfCode& out;
-  std::vector<ElfFile::Section> sections;
-  std::vector<ElfFile::TableSymbol> symbols;
-  std::vector<Code> code;
-  std::vector<std::uint32_t> base;  // by ELF section: its first instruction in the image
+  std::optional<Scratch> own;
+  Scratch& work = take(own);
+  std::vector<ElfFile::Section>& sections = work.sections;
+  std::vector<ElfFile::TableSymbol>& symbols = work.symbols;
+  std::vector<Code>& code = work.code;
+  std::vector<std::uint32_t>& base = work.base;  // by ELF section: its first instruction in the image
   std::uint32_t text = 0;           // .text's ELF section
   std::uint32_t n = 0;              // instructions
-  std::unordered_map<std::uint32_t, InsnRef> refs;  // sorted into refs_ at the end
-  std::unordered_map<std::uint32_t, bool> global;   // function entry -> global
-  std::vector<Link> links;                          // by instruction
-  std::vector<bool> relocated;                      // an ELF relocation links the instruction
-  std::vector<std::uint64_t> core_relocated;        // a CO-RE relocation's instruction: a bit each
-  std::vector<std::uint64_t> second_half;           // of an ld_imm64: a bit each
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (to, from)
-  std::vector<Guard> guards;  // joins are not all known until the end: checked there
+  // What the ELF relocations and symbols say of each instruction that has something to say: written
+  // instruction by instruction (one's relocation, or its own reading, then the next), sorted into refs_
+  // at the end.
+  std::vector<std::pair<std::uint32_t, InsnRef>>& refs = work.refs;
+  void set_ref(std::uint32_t pc, InsnRef r) {
+    if (!refs.empty() && refs.back().first == pc)
+      refs.back().second = r;
+    else
+      refs.emplace_back(pc, r);
+  }
+  const InsnRef& ref_just_set() const { return refs.back().second; }
+  std::unordered_map<std::uint32_t, bool>& global = work.global;  // function entry -> global
+  std::vector<Link>& links = work.links;                          // by instruction
+  std::vector<bool>& relocated = work.relocated;                  // an ELF relocation links the instruction
+  std::vector<std::uint64_t>& core_relocated = work.core_relocated;  // a CO-RE relocation's instruction: a bit each
+  std::vector<std::uint64_t>& second_half = work.second_half;        // of an ld_imm64: a bit each
+  std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges = work.edges;  // (to, from)
+  std::vector<Guard>& guards = work.guards;  // joins are not all known until the end: checked there
   std::size_t next_link = 0, next_code = 0;
   std::uint32_t at = 0;  // the next instruction to read (past an ld_imm64's second half, which may open a stretch)
 };
@@ -85,8 +127,8 @@ struct BpfCode::Build {
 BpfCode::Build::Build(BpfCode& code_out, const BpfObject& object) : out(code_out) {
   const ElfFile& elf = object.elf();
   out.big_endian_ = elf.big_endian();
-  sections = elf.sections();
-  symbols = elf.symbol_table();
+  elf.sections(sections);
+  elf.symbol_table(symbols);
 
   // Every executable section, one after the other in one image.
   base.assign(sections.size(), kNoInsn);
@@ -169,7 +211,8 @@ BpfCode::Build::Build(BpfCode& code_out, const BpfObject& object) : out(code_out
       continue;
     const std::uint32_t b = base[sections[s].info];
     const std::uint32_t end = section_end(b);
-    for (const ElfFile::Relocation& rel : elf.relocations(s)) {
+    elf.relocations(s, work.relocations);
+    for (const ElfFile::Relocation& rel : work.relocations) {
       if (rel.offset % kInsnSize != 0 || rel.offset / kInsnSize >= end - b || rel.symbol >= symbols.size()) continue;
       links.push_back({b + static_cast<std::uint32_t>(rel.offset / kInsnSize), rel.symbol});
     }
@@ -206,12 +249,12 @@ std::uint32_t BpfCode::Build::section_end(std::uint32_t pc) const {
 
 void BpfCode::Build::call_to(std::uint32_t pc, std::int64_t target, std::uint32_t end) {
   if (target < 0 || target >= end || target >= n) {
-    refs[pc] = {Ref::BadCall, 0, 0};
+    set_ref(pc, {Ref::BadCall, 0, 0});
     return;
   }
   const auto t = static_cast<std::uint32_t>(target);
   const auto it = global.find(t);
-  refs[pc] = {it != global.end() && it->second ? Ref::GlobalCall : Ref::StaticCall, t, 0};
+  set_ref(pc, {it != global.end() && it->second ? Ref::GlobalCall : Ref::StaticCall, t, 0});
   mark_join(t);
   if (pc + 1 < n) mark_join(pc + 1);
 }
@@ -223,29 +266,29 @@ void BpfCode::Build::link(const Link& l) {
   relocated[pc] = true;
   if (in.code == kCall) {
     if (sym.section == 0) {
-      refs[pc] = {Ref::ExternCall, l.symbol, 0};
+      set_ref(pc, {Ref::ExternCall, l.symbol, 0});
     } else if (sym.section == text && text != 0) {
       // libbpf: the symbol's instruction plus imm + 1 (imm is -1 for a global function, the
       // function's place in the section for a static one called through the section symbol).
       const std::uint32_t tb = base[text];
       call_to(pc, tb + static_cast<std::int64_t>(sym.value / kInsnSize) + in.imm + 1, section_end(tb));
-      if (refs[pc].ref != Ref::BadCall && refs[pc].target < tb) refs[pc] = {Ref::BadCall, 0, 0};
+      if (ref_just_set().ref != Ref::BadCall && ref_just_set().target < tb) set_ref(pc, {Ref::BadCall, 0, 0});
     } else {
-      refs[pc] = {Ref::BadCall, 0, 0};
+      set_ref(pc, {Ref::BadCall, 0, 0});
     }
   } else if (in.code == kLdImm64) {
     const std::int64_t byte = static_cast<std::int64_t>(sym.value) + in.imm;
     if (sym.section == 0 || sym.section >= sections.size()) {
-      refs[pc] = {Ref::Data, sym.section == 0 ? l.symbol : 0, 0};
+      set_ref(pc, {Ref::Data, sym.section == 0 ? l.symbol : 0, 0});
     } else if (base[sym.section] != kNoInsn && byte >= 0 && byte % kInsnSize == 0 &&
                base[sym.section] + byte / kInsnSize < section_end(base[sym.section])) {
       const auto t = static_cast<std::uint32_t>(base[sym.section] + byte / kInsnSize);
-      refs[pc] = {Ref::FuncAddr, t, 0};
+      set_ref(pc, {Ref::FuncAddr, t, 0});
       mark_join(t);
     } else if (is_rodata(sections[sym.section].name) && byte >= 0) {
-      refs[pc] = {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)};
+      set_ref(pc, {Ref::Rodata, sym.section, static_cast<std::uint64_t>(byte)});
     } else {
-      refs[pc] = {Ref::Data, 0, 0};
+      set_ref(pc, {Ref::Data, 0, 0});
     }
   }
 }
@@ -329,7 +372,7 @@ void BpfCode::Build::read_section(const Code& c, std::uint32_t to) {
       if (!relocated[pc] && in.src == kPseudoFunc) {
         const std::int64_t t = std::int64_t{pc} + in.imm + 1;
         if (t >= c.base && t < end) {
-          refs[pc] = {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0};
+          set_ref(pc, {Ref::FuncAddr, static_cast<std::uint32_t>(t), 0});
           mark_join(static_cast<std::uint32_t>(t));
         }
       }
@@ -374,8 +417,11 @@ void BpfCode::Build::finish() {
     joins += static_cast<std::uint32_t>(__builtin_popcountll(w));
   }
   out.join_rank_.push_back(joins);
-  out.refs_.assign(refs.begin(), refs.end());
-  std::sort(out.refs_.begin(), out.refs_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  // By instruction; an instruction written twice apart (none is, today) keeps what was written last.
+  std::stable_sort(refs.begin(), refs.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  out.refs_.reserve(refs.size());
+  for (std::size_t i = 0; i < refs.size(); ++i)
+    if (i + 1 == refs.size() || refs[i + 1].first != refs[i].first) out.refs_.push_back(refs[i]);
 
   // Calls and subprogram addresses are edges too.
   for (const auto& [pc, ref] : out.refs_)
@@ -399,9 +445,40 @@ BpfCode::BpfCode(const BpfObject& object) {
 BpfCodeReader::BpfCodeReader(const BpfObject& object) : object_(&object) {}
 BpfCodeReader::~BpfCodeReader() = default;
 
+void BpfCode::clear() {
+  decoded_.clear();
+  insns_ = {};
+  file_ = nullptr;
+  refs_.clear();
+  join_bits_.clear(), fall_bits_.clear(), edge_bits_.clear(), guard_bits_.clear();
+  edge_to_.clear(), edge_from_.clear();
+  guards_.clear();
+  join_rank_.clear();
+  programs_.clear();
+  sections_.clear();
+  reloc_insn_.clear();
+  rodata_.clear();
+  big_endian_ = false;
+}
+
+std::optional<BpfCode>& BpfCode::spare() {
+  thread_local std::optional<BpfCode> code;
+  return code;
+}
+
+void BpfCode::recycle(BpfCode&& code) {
+  code.clear();
+  spare().emplace(std::move(code));
+}
+
 void BpfCodeReader::start() {
   if (build_) return;
-  code_ = std::unique_ptr<BpfCode>(new BpfCode());
+  if (std::optional<BpfCode>& spare = BpfCode::spare()) {
+    code_ = std::unique_ptr<BpfCode>(new BpfCode(std::move(*spare)));
+    spare.reset();
+  } else {
+    code_ = std::unique_ptr<BpfCode>(new BpfCode());
+  }
   build_ = std::make_unique<BpfCode::Build>(*code_, *object_);
 }
 

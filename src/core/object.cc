@@ -10,6 +10,7 @@
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 #include "btfslim/memory.h"
+#include "btfslim/spare.h"
 
 #include <algorithm>
 #include <bit>
@@ -44,7 +45,7 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Readin
   return obj;
 }
 
-BpfObject::~BpfObject() = default;
+BpfObject::~BpfObject() { Spare<std::vector<CoreRelocation>>::give(std::move(relocations_)); }
 
 void BpfObject::number_questions() {
   struct Question {
@@ -155,6 +156,7 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, 
 
   // At most one record per 16 bytes of the subsection (checked against the section's size): one allocation.
   if (keep) {
+    relocations_ = Spare<std::vector<CoreRelocation>>::take();  // the last object's memory
     relocations_.reserve(reader.most_records(Subsection::CoreRelo));
     populate_for_write(relocations_.data(), relocations_.capacity() * sizeof(CoreRelocation));
   }
@@ -194,7 +196,7 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, 
       if (keep) relocations_.push_back(r);
     }
   });
-  read_root_names(roots);
+  if (reading != Reading::Once) read_root_names(roots);
 }
 
 const BpfFunction* BpfObject::function_of(const CoreRelocation& r) const {

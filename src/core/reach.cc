@@ -169,7 +169,9 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     if (const std::uint32_t pc = code.insn_of(i); pc != kNoInsn && patches.kind(pc) == Patch::Poison)
       at.emplace_back(pc, static_cast<std::uint32_t>(i));
   std::sort(at.begin(), at.end());
-  WalkScratch scratch(code);
+  // The thread's, from object to object: each walks in the memory of the one before.
+  thread_local WalkScratch scratch;
+  scratch.reset(code);
   const std::vector<bool> leads = leads_to_poison(code, patches, at);
   for (std::size_t p = 0; p < code.programs().size(); ++p) {
     ProgramReach& pr = out.programs[p];

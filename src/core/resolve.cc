@@ -586,9 +586,15 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
 CoreResults resolve_object(const BpfObject& object, const CandidateIndex& index, AnswerLog* log,
                            BpfCodeReader* along) {
   CoreResults results;
+  resolve_object_into(results, object, index, log, along);
+  return results;
+}
+
+void resolve_object_into(CoreResults& results, const BpfObject& object, const CandidateIndex& index, AnswerLog* log,
+                         BpfCodeReader* along) {
+  results.clear();
   results.reserve(object.relocations().size());
   resolve(object, index, log, along, [&](std::size_t, CoreResult&& r) { results.push_back(std::move(r)); });
-  return results;
 }
 
 void resolve_object(const BpfObject& object, const CandidateIndex& index,

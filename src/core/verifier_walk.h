@@ -25,6 +25,7 @@
 // (gave_up).
 #pragma once
 
+#include "btfslim/spare.h"
 #include "verifier_state.h"
 
 #include <algorithm>
@@ -58,9 +59,22 @@ class Patches {
  public:
   // Room for `values` values (at most one per relocation): the list is allocated once.
   Patches(std::size_t insns, std::span<const CoreResult> results, std::size_t values)
-      : value_(insns), poison_(insns), results_(results) {
+      : value_(Spare<std::vector<bool>, ValueBits>::take()),
+        poison_(Spare<std::vector<bool>, PoisonBits>::take()),
+        results_(results),
+        values_(Spare<std::vector<std::pair<std::uint32_t, std::uint32_t>>>::take()) {
+    value_.assign(insns, false);
+    poison_.assign(insns, false);
     values_.reserve(values);
   }
+  // Its memory is the next object's (spare.h).
+  ~Patches() {
+    Spare<std::vector<bool>, ValueBits>::give(std::move(value_));
+    Spare<std::vector<bool>, PoisonBits>::give(std::move(poison_));
+    Spare<std::vector<std::pair<std::uint32_t, std::uint32_t>>>::give(std::move(values_));
+  }
+  Patches(const Patches&) = delete;
+  Patches& operator=(const Patches&) = delete;
   // In any order, then sorted by done(): an instruction patched twice keeps the last value. A value
   // is result `result`'s.
   void set_value(std::uint32_t pc, std::uint32_t result) {
@@ -85,6 +99,8 @@ class Patches {
   std::uint8_t kind(std::uint32_t pc) const { return value_[pc] ? Patch::Value : poison_[pc] ? Patch::Poison : Patch::None; }
 
  private:
+  struct ValueBits;
+  struct PoisonBits;
   std::vector<bool> value_, poison_;
   std::span<const CoreResult> results_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> values_;  // (instruction, result), by instruction after done()
@@ -104,6 +120,11 @@ class Marks {
     return true;
   }
   const std::vector<std::uint32_t>& list() const { return list_; }  // in the order marked
+  // Empty, for `n` instructions.
+  void reset(std::size_t n) {
+    bits_.assign(n, false);
+    list_.clear();
+  }
   void clear() {
     for (const std::uint32_t pc : list_) bits_[pc] = false;
     list_.clear();
@@ -162,8 +183,18 @@ struct Work {
 // many at each meeting point, and states whose vectors are kept for reuse (a branch copies the state
 // into one of them rather than into fresh memory).
 struct WalkScratch {
+  WalkScratch() : reached(0), seen_flow(0) {}
   explicit WalkScratch(const BpfCode& code)
       : reached(code.insns().size()), seen_flow(code.insns().size()), states_at(code.join_count(), 0) {}
+  // As new for `code`, in the memory of walks of earlier code (another object's).
+  void reset(const BpfCode& code) {
+    reached.reset(code.insns().size());
+    seen_flow.reset(code.insns().size());
+    seen.clear();
+    states_at.assign(code.join_count(), 0);
+    counted.clear();
+    work.clear();
+  }
   void clear() {
     reached.clear();
     seen_flow.clear();

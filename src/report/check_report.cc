@@ -218,10 +218,22 @@ void digits_before(char* end, std::uint32_t v) {
     end[-1] = static_cast<char>('0' + v);
 }
 
+// A table's working memory, per relocation, question and shape: kept from object to object, so that
+// hundreds of objects lay out their tables in the memory of the largest.
+struct TableScratch {
+  std::vector<std::uint32_t> program_of, insn_of, shape_of;  // per relocation
+  std::vector<std::uint32_t> recent;                         // per question
+  std::vector<Shape> shapes;
+  std::vector<std::uint32_t> first_row, shape_at;  // per shape
+  std::unordered_map<std::string_view, std::uint32_t> program_ids;
+  std::unordered_map<Shape, std::uint32_t, ShapeHash> shape_ids;
+  std::string laid_out;
+};
+
 // Object `o` of `run` on its one target, every relocation a row (only the failing ones with
 // `failures_only`); `shown` is the object's name in the report.
 void table_object(const CheckRun& run, std::size_t o, const std::string& shown, const std::string& kernel,
-                  bool failures_only, OutputBuffer& out) {
+                  bool failures_only, TableScratch& scratch, OutputBuffer& out) {
     const BpfObject& obj = *run.objects[o];
     const ObjectOnTarget& cell = run.cells[o][0];
     if (failures_only && cell_of(run, o, 0).failing == 0) return;
@@ -236,14 +248,17 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     // come a function at a time: one in the same function as the last one is not looked up.
     const auto relos = obj.relocations();
     constexpr std::uint32_t kNotListed = UINT32_MAX;
-    std::vector<std::uint32_t> program_of(relos.size()), insn_of(relos.size()), shape_of(relos.size(), kNotListed);
+    auto& [program_of, insn_of, shape_of, recent, shapes, first_row, shape_at, program_ids, shape_ids, laid_out] = scratch;
+    program_of.assign(relos.size(), 0);
+    insn_of.assign(relos.size(), 0);
+    shape_of.assign(relos.size(), kNotListed);
     std::vector<std::string> programs;
-    std::unordered_map<std::string_view, std::uint32_t> program_ids;
-    std::vector<Shape> shapes;
-    std::vector<std::uint32_t> first_row;  // of each shape
-    std::unordered_map<Shape, std::uint32_t, ShapeHash> shape_ids;
+    program_ids.clear();
+    shapes.clear();
+    first_row.clear();  // of each shape
+    shape_ids.clear();
     // The shape last seen for each question, tried before the map: a question's rows mostly share one.
-    std::vector<std::uint32_t> recent(obj.question_count(), kNotListed);
+    recent.assign(obj.question_count(), kNotListed);
     std::size_t pw = 7;
     const BpfFunction* last = nullptr;
     std::uint32_t last_section = 0, last_program = 0;
@@ -298,9 +313,9 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       if (shapes[k].target != 0) tw = std::max(tw, cell.target_names[shapes[k].target].size());
     }
     tw = std::min<std::size_t>(tw, 40);
-    std::string laid_out;
+    laid_out.clear();
     std::vector<std::string> accessors(obj.question_count());  // by question, "" until described
-    std::vector<std::uint32_t> shape_at(shapes.size() + 1);
+    shape_at.assign(shapes.size() + 1, 0);
     auto pad = [](std::string& to, std::string_view s, std::size_t width) {
       to += s;
       if (s.size() < width) to.append(width - s.size(), ' ');
@@ -505,6 +520,7 @@ struct CheckPrinter::State {
   std::optional<Spool> spool;  // JSON's records; the matrix's lists of failures
   std::optional<JsonWriter> spool_json;
   std::vector<std::string> junit;  // per target, its test cases
+  TableScratch table;              // a one-kernel table's working memory
   std::string summary_rows;        // the step summary's table rows, the first kMaxSummaryRows
   std::size_t summary_count = 0;
 
@@ -553,7 +569,7 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
   switch (st.view.format) {
     case CheckFormat::Table:
       if (kernels == 1) {
-        table_object(run, o, shown, st.names.kernels[0], failures_only, st.out);
+        table_object(run, o, shown, st.names.kernels[0], failures_only, st.table, st.out);
         return;
       }
       // The matrix's row now; what fails where spooled, printed after the matrix.

@@ -1,0 +1,36 @@
+// Memory handed from one object's reading to the next.
+//
+// check and minimize read hundreds of objects one after another, each dropped before the next: a
+// vector each makes and frees again (its relocation records, its code's tables) is kept by the thread
+// when its owner is done, and taken by the next owner, which fills it in the memory of the one before.
+// A run then allocates what its largest object needs, not the sum of them all.
+#pragma once
+
+#include <utility>
+
+namespace btfslim {
+
+// One spare `V` (a std::vector) per thread and Tag.
+template <typename V, typename Tag = void>
+class Spare {
+ public:
+  // The spare, emptied (its capacity kept), or a new V.
+  static V take() {
+    V v = std::move(slot());
+    slot() = V();
+    v.clear();
+    return v;
+  }
+  // Keeps `v`'s memory for the next take(), if it has more than the spare already kept.
+  static void give(V&& v) {
+    if (v.capacity() > slot().capacity()) slot() = std::move(v);
+  }
+
+ private:
+  static V& slot() {
+    thread_local V spare;
+    return spare;
+  }
+};
+
+}  // namespace btfslim
