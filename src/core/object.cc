@@ -161,8 +161,9 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, 
     populate_for_write(relocations_.data(), relocations_.capacity() * sizeof(CoreRelocation));
   }
   // The local types candidates are asked for (all but local_type_id's), each once, in first-asked order.
-  std::vector<TypeId> roots;
-  std::vector<bool> seen(btf_->end_id(), false);
+  std::vector<TypeId> roots = Spare<std::vector<TypeId>>::take();
+  std::vector<bool> seen = Spare<std::vector<bool>>::take();
+  seen.assign(btf_->end_id(), false);
   std::uint32_t checked_access = UINT32_MAX;
   walk(Subsection::CoreRelo, [&](std::uint32_t name_off, std::uint32_t count, const std::uint8_t* rec,
                                   std::uint32_t record_size) {
@@ -197,6 +198,8 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, 
     }
   });
   if (reading != Reading::Once) read_root_names(roots);
+  Spare<std::vector<TypeId>>::give(std::move(roots));
+  Spare<std::vector<bool>>::give(std::move(seen));
 }
 
 const BpfFunction* BpfObject::function_of(const CoreRelocation& r) const {

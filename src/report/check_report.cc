@@ -228,7 +228,23 @@ struct TableScratch {
   std::unordered_map<std::string_view, std::uint32_t> program_ids;
   std::unordered_map<Shape, std::uint32_t, ShapeHash> shape_ids;
   std::string laid_out;
+  // Texts back to back, each found by its (start, length): the programs' escaped names and the rows'
+  // leads (per program), the accessors (per question; start kNone until described).
+  std::string program_text, lead_text, accessor_text;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> program_span, lead_span, accessor_span;
+  static constexpr std::uint32_t kNone = UINT32_MAX;
 };
+
+std::string_view text_at(const std::string& text, std::pair<std::uint32_t, std::uint32_t> span) {
+  return std::string_view(text).substr(span.first, span.second);
+}
+
+// Appends `s` to `text` and says where.
+std::pair<std::uint32_t, std::uint32_t> append_text(std::string& text, std::string_view s) {
+  const auto at = static_cast<std::uint32_t>(text.size());
+  text += s;
+  return {at, static_cast<std::uint32_t>(s.size())};
+}
 
 // Object `o` of `run` on its one target, every relocation a row (only the failing ones with
 // `failures_only`); `shown` is the object's name in the report.
@@ -248,11 +264,13 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     // come a function at a time: one in the same function as the last one is not looked up.
     const auto relos = obj.relocations();
     constexpr std::uint32_t kNotListed = UINT32_MAX;
-    auto& [program_of, insn_of, shape_of, recent, shapes, first_row, shape_at, program_ids, shape_ids, laid_out] = scratch;
+    auto& [program_of, insn_of, shape_of, recent, shapes, first_row, shape_at, program_ids, shape_ids, laid_out,
+           program_text, lead_text, accessor_text, program_span, lead_span, accessor_span] = scratch;
     program_of.assign(relos.size(), 0);
     insn_of.assign(relos.size(), 0);
     shape_of.assign(relos.size(), kNotListed);
-    std::vector<std::string> programs;
+    program_text.clear(), program_span.clear();
+    auto program = [&](std::uint32_t k) { return text_at(program_text, program_span[k]); };
     program_ids.clear();
     shapes.clear();
     first_row.clear();  // of each shape
@@ -270,8 +288,8 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
         insn_of[i] = static_cast<std::uint32_t>((r.insn_off - last->offset) / kInsnSize);
       } else {
         const Where w = where(obj, r);
-        auto [p, new_program] = program_ids.try_emplace(w.program, static_cast<std::uint32_t>(programs.size()));
-        if (new_program) programs.push_back(escape(p->first));
+        auto [p, new_program] = program_ids.try_emplace(w.program, static_cast<std::uint32_t>(program_span.size()));
+        if (new_program) program_span.push_back(append_text(program_text, escape(p->first)));
         program_of[i] = p->second;
         insn_of[i] = static_cast<std::uint32_t>(w.insn_idx);  // an offset in 32 bits, over 8
         last = obj.function_of(r);
@@ -280,7 +298,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       }
       const CoreResult& result = cell.results[i];
       if (failures_only && !relocation_fails(run, result, cell.dead[i])) continue;
-      pw = std::max(pw, programs[program_of[i]].size());
+      pw = std::max(pw, program(program_of[i]).size());
       Shape s;
       s.question = r.question;
       s.value = result.value;
@@ -314,7 +332,8 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     }
     tw = std::min<std::size_t>(tw, 40);
     laid_out.clear();
-    std::vector<std::string> accessors(obj.question_count());  // by question, "" until described
+    accessor_text.clear();
+    accessor_span.assign(obj.question_count(), {TableScratch::kNone, 0});
     shape_at.assign(shapes.size() + 1, 0);
     auto pad = [](std::string& to, std::string_view s, std::size_t width) {
       to += s;
@@ -330,9 +349,9 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       laid_out += "  ";
       pad(laid_out, s.target == 0 ? std::string_view("-") : cell.target_names[s.target], tw);
       laid_out += "  ";
-      std::string& accessor = accessors[s.question];
-      if (accessor.empty()) accessor = describe_access(obj, asked);
-      laid_out += accessor;
+      auto& accessor = accessor_span[s.question];
+      if (accessor.first == TableScratch::kNone) accessor = append_text(accessor_text, describe_access(obj, asked));
+      laid_out += text_at(accessor_text, accessor);
       laid_out += '\n';
       if (s.reason && *s.reason) {
         laid_out.append(pw + 11, ' ');
@@ -343,10 +362,12 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     shape_at[shapes.size()] = static_cast<std::uint32_t>(laid_out.size());
 
     // Each program's cells before the instruction's digits, padded: a row copies it whole.
-    std::vector<std::string> lead(programs.size());
-    for (std::size_t k = 0; k < programs.size(); ++k) {
-      lead[k] = "  ";
-      pad(lead[k], programs[k], pw + 7);
+    lead_text.clear(), lead_span.clear();
+    for (std::uint32_t k = 0; k < program_span.size(); ++k) {
+      const auto at = static_cast<std::uint32_t>(lead_text.size());
+      lead_text += "  ";
+      pad(lead_text, program(k), pw + 7);
+      lead_span.emplace_back(at, static_cast<std::uint32_t>(lead_text.size() - at));
     }
     bool header = false;
     for (std::size_t i = 0; i < relos.size(); ++i) {
@@ -364,7 +385,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       }
       // The row laid out in place at the end of the output buffer: no call into the formatter or the
       // buffer per cell, for tables of tens of thousands of rows.
-      const std::string& row_lead = lead[program_of[i]];
+      const std::string_view row_lead = text_at(lead_text, lead_span[program_of[i]]);
       const std::string_view tail(laid_out.data() + shape_at[shape_of[i]], shape_at[shape_of[i] + 1] - shape_at[shape_of[i]]);
       fmt::memory_buffer& buf = out.buffer();
       const std::size_t at = buf.size();
