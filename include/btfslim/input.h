@@ -99,6 +99,7 @@ class ElfFile {
     std::uint64_t size = 0;
   };
   std::vector<Function> functions() const;
+  void for_each_function(const std::function<void(const Function&)>& fn) const;  // the same, one at a time
 
   // Every symbol of the symbol table but the null one, in table order: what a loader reads besides the
   // functions (externs: undefined and global or weak; programs' binding). `section` is "" for an

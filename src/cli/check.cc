@@ -14,9 +14,11 @@
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 #include "btfslim/loader.h"
+#include "btfslim/spare.h"
 #include "btfslim/targets.h"
 
 #include <dirent.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -114,7 +116,8 @@ ObjectOnTarget check_cell(const BpfObject& object, const CandidateIndex& index, 
     const void* identity = nullptr;
     const std::pair<Matches, std::uint32_t>* kept = nullptr;
   };
-  std::vector<Last> last(object.question_count());
+  std::vector<Last> last = Spare<std::vector<Last>>::take();  // the last object's memory
+  last.assign(object.question_count(), Last{});
   cell.target_names.emplace_back();
   cell.targets.reserve(cell.results.size());
   const auto relocations = object.relocations();
@@ -136,6 +139,7 @@ ObjectOnTarget check_cell(const BpfObject& object, const CandidateIndex& index, 
     r.matches = l.kept->first;
     cell.targets.push_back(l.kept->second);
   }
+  Spare<std::vector<Last>>::give(std::move(last));
   return cell;
 }
 
@@ -233,7 +237,12 @@ void run_check(const CheckArgs& args) {
       one.cells[0].push_back(
           check_cell(*one.objects[0], index, names, one.kernel_refs[0], code, false, args.strict, std::move(done)));
       printer->object(one, 0, g);
+      // Kept for the next object, unless a large object's (spare.h).
       done = std::move(one.cells[0][0]);
+      if (capacity_bytes(done.results) + capacity_bytes(done.targets) > kSpareBytes) {
+        one = {};
+        ::malloc_trim(0);  // what a large object freed inside the heap, given back too
+      }
     }
   } else {
     // Targets one at a time (a btfhub tree holds thousands), each parsed and indexed once for every

@@ -7,6 +7,7 @@
 // The code is read in place from the mapped file where it can be (the host's byte order, the sections
 // back to back), and its pages are given back a stretch at a time behind the passes that read it.
 #include "btfslim/reach.h"
+#include "btfslim/spare.h"
 
 #include "btfslim/error.h"
 #include "btfslim/input.h"
@@ -89,7 +90,17 @@ struct BpfCode::Build {
     scratch.core_relocated.clear(), scratch.second_half.clear(), scratch.edges.clear(), scratch.guards.clear();
     return scratch;
   }
-  ~Build() { work.taken = false; }
+  // The working memory is kept for the next Build, unless a large object's (spare.h).
+  ~Build() {
+    const Scratch& w = work;
+    const std::size_t bytes = capacity_bytes(w.sections) + capacity_bytes(w.symbols) + capacity_bytes(w.relocations) +
+                              capacity_bytes(w.code) + capacity_bytes(w.base) + capacity_bytes(w.refs) +
+                              w.global.size() * 32 + capacity_bytes(w.links) + w.relocated.capacity() / 8 +
+                              capacity_bytes(w.core_relocated) + capacity_bytes(w.second_half) +
+                              capacity_bytes(w.edges) + capacity_bytes(w.guards);
+    if (!own && bytes > kSpareBytes) work = Scratch();
+    work.taken = false;
+  }
   Build(const Build&) = delete;
   Build& operator=(const Build&) = delete;
 
@@ -467,6 +478,13 @@ std::optional<BpfCode>& BpfCode::spare() {
 }
 
 void BpfCode::recycle(BpfCode&& code) {
+  const std::size_t bytes = capacity_bytes(code.decoded_) + capacity_bytes(code.refs_) + capacity_bytes(code.join_bits_) +
+                            capacity_bytes(code.fall_bits_) + capacity_bytes(code.edge_bits_) +
+                            capacity_bytes(code.guard_bits_) + capacity_bytes(code.edge_to_) +
+                            capacity_bytes(code.edge_from_) + capacity_bytes(code.guards_) +
+                            capacity_bytes(code.join_rank_) + capacity_bytes(code.programs_) +
+                            capacity_bytes(code.sections_) + capacity_bytes(code.reloc_insn_) + capacity_bytes(code.rodata_);
+  if (bytes > kSpareBytes) return;  // a large object's: given back (spare.h)
   code.clear();
   spare().emplace(std::move(code));
 }

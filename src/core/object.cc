@@ -139,8 +139,9 @@ void BpfObject::read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, 
   const auto found = elf.sections_named(names);
   std::vector<std::vector<BpfFunction>> functions(names.size());
   if (keep)
-    for (const ElfFile::Function& f : elf.functions())
+    elf.for_each_function([&](const ElfFile::Function& f) {
       if (const auto it = named.find(f.section); it != named.end()) functions[it->second].push_back({f.name, f.offset, f.size});
+    });
   // sections_ is filled in the same order, when a block first names one: a missing section is refused
   // only after the records before it are read, as they would be one section at a time.
   auto section_index = [&](std::string_view name) -> std::uint32_t {

@@ -169,7 +169,8 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     if (const std::uint32_t pc = code.insn_of(i); pc != kNoInsn && patches.kind(pc) == Patch::Poison)
       at.emplace_back(pc, static_cast<std::uint32_t>(i));
   std::sort(at.begin(), at.end());
-  // The thread's, from object to object: each walks in the memory of the one before.
+  // The thread's, from object to object: each walks in the memory of the one before (an ordinary
+  // object's: spare.h).
   thread_local WalkScratch scratch;
   scratch.reset(code);
   const std::vector<bool> leads = leads_to_poison(code, patches, at);
@@ -196,6 +197,7 @@ Reachability reachability(const BpfCode& code, std::span<const CoreResult> resul
     }
     std::sort(pr.relocations.begin(), pr.relocations.end());
   }
+  if (scratch.bytes() > kSpareBytes) scratch = WalkScratch();  // a large object's: given back (spare.h)
   return out;
 }
 

@@ -120,6 +120,7 @@ class Marks {
     return true;
   }
   const std::vector<std::uint32_t>& list() const { return list_; }  // in the order marked
+  std::size_t bytes() const { return bits_.capacity() / 8 + capacity_bytes(list_); }
   // Empty, for `n` instructions.
   void reset(std::size_t n) {
     bits_.assign(n, false);
@@ -158,6 +159,7 @@ class HashSet {
     for (const std::uint32_t i : added_) table_[i] = 0;
     added_.clear();
   }
+  std::size_t bytes() const { return capacity_bytes(table_) + capacity_bytes(added_); }
 
  private:
   void grow() {
@@ -201,6 +203,11 @@ struct WalkScratch {
     seen.clear();
     for (const std::uint32_t j : counted) states_at[j] = 0;
     counted.clear();
+  }
+  // What it holds, but for the states' own vectors.
+  std::size_t bytes() const {
+    return reached.bytes() + seen_flow.bytes() + seen.bytes() + capacity_bytes(states_at) + capacity_bytes(counted) +
+           capacity_bytes(spare) + capacity_bytes(work);
   }
   // A state equal to `st`, in memory kept from an earlier one where there is some.
   State copy(const State& st) {

@@ -157,14 +157,18 @@ ElfFile::SymbolSection ElfFile::symbol_section(std::uint16_t shndx) const {
 
 std::vector<ElfFile::Function> ElfFile::functions() const {
   std::vector<Function> out;
+  for_each_function([&](const Function& f) { out.push_back(f); });
+  return out;
+}
+
+void ElfFile::for_each_function(const std::function<void(const Function&)>& fn) const {
   for_each_table_symbol([&](std::size_t i, const GElf_Sym& sym, const char* name) {
     if (i == 0 || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
       return;
     const char* section = symbol_section(sym.st_shndx).name;
     if (!name || !section) fail(path(), "symbol {} has an invalid name or section", i);
-    out.push_back({name, section, sym.st_value, sym.st_size});
+    fn({name, section, sym.st_value, sym.st_size});
   });
-  return out;
 }
 
 std::vector<ElfFile::Section> ElfFile::sections() const {

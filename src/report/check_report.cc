@@ -7,6 +7,7 @@
 // kernels in columns, folded into blocks that fit the terminal; what fails is listed after it, one row
 // per failure with the accessor last, so that a long one pushes nothing out of line.
 #include "btfslim/check.h"
+#include "btfslim/spare.h"
 #include "btfslim/ci_text.h"
 #include "btfslim/escape.h"
 #include "btfslim/paths.h"
@@ -233,6 +234,17 @@ struct TableScratch {
   std::string program_text, lead_text, accessor_text;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> program_span, lead_span, accessor_span;
   static constexpr std::uint32_t kNone = UINT32_MAX;
+
+  // Kept for the next object unless a large object's (spare.h): given back, it leaves the resident set.
+  void keep_or_give_back() {
+    const std::size_t bytes = capacity_bytes(program_of) + capacity_bytes(insn_of) + capacity_bytes(shape_of) +
+                              capacity_bytes(recent) + capacity_bytes(shapes) + capacity_bytes(first_row) +
+                              capacity_bytes(shape_at) + (program_ids.size() + shape_ids.size()) * 64 +
+                              laid_out.capacity() + program_text.capacity() + lead_text.capacity() +
+                              accessor_text.capacity() + capacity_bytes(program_span) + capacity_bytes(lead_span) +
+                              capacity_bytes(accessor_span);
+    if (bytes > kSpareBytes) *this = TableScratch();
+  }
 };
 
 std::string_view text_at(const std::string& text, std::pair<std::uint32_t, std::uint32_t> span) {
@@ -591,6 +603,8 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
     case CheckFormat::Table:
       if (kernels == 1) {
         table_object(run, o, shown, st.names.kernels[0], failures_only, st.table, st.out);
+        st.table.keep_or_give_back();
+
         return;
       }
       // The matrix's row now; what fails where spooled, printed after the matrix.
