@@ -16,6 +16,7 @@
 // Recursion is depth-limited and a type met again while its own key is being computed (a cycle, which
 // only crafted BTF has) gets the kind's anonymous key, so that any input ends in bounded time.
 #include "btfslim/diff.h"
+#include "anon_members.h"
 #include "btfslim/escape.h"
 #include "btfslim/footprint.h"
 #include "btfslim/memory.h"
@@ -211,8 +212,10 @@ TypeId wrapped(const TypeView& t) { return t.kind() == Kind::Array ? t.array().t
 // One input's keys.
 class Side {
  public:
-  Side(const Btf& btf, KeyTable& table, std::uint32_t void_node)
-      : btf_(btf), table_(table), void_node_(void_node), key_(btf.end_id()) {
+  // `before`: the old side, keyed already, when this is the new one: unnamed members are then keyed by
+  // the ordinal of the old side's unnamed member they pair with (anon_members.h), not by position.
+  Side(const Btf& btf, KeyTable& table, std::uint32_t void_node, const Side* before = nullptr)
+      : btf_(btf), table_(table), void_node_(void_node), key_(btf.end_id()), before_(before) {
     build_users();
   }
 
@@ -433,6 +436,10 @@ class Side {
   // An anonymous struct or union keyed by the smallest of the places it is used, or kNone.
   std::uint32_t by_use(TypeId id, Kind kind, int depth);
 
+  // The ordinal of unnamed member `slot` of `user` (keyed `user_key`): by position, or on the new side
+  // that of the old side's unnamed member it pairs with.
+  std::uint32_t unnamed_member_ordinal(TypeId user, const TypeView& u, unsigned slot, std::uint32_t user_key);
+
   const Btf& btf_;
   KeyTable& table_;
   std::uint32_t void_node_;
@@ -440,6 +447,11 @@ class Side {
   ZeroedArray<std::uint32_t> key_;
   ZeroedArray<std::uint32_t> users_begin_;
   std::vector<Use> users_;
+  const Side* before_;
+  // The old side's structs and unions with unnamed members, by key (built when first needed), and the
+  // ordinals paired per struct of this side.
+  std::optional<std::unordered_map<std::uint32_t, TypeId>> before_by_key_;
+  std::unordered_map<TypeId, std::vector<std::uint32_t>> paired_;
 };
 
 
@@ -462,19 +474,6 @@ int compare_nodes(const KeyTable& table, std::uint32_t a, std::uint32_t b, int d
     if (const int c = compare_nodes(table, px[i].type, py[i].type, depth + 1)) return c;
   }
   return px.size() == py.size() ? 0 : px.size() < py.size() ? -1 : 1;
-}
-
-// Among unnamed members of `t`, the 1-based position of member `slot` counting only those whose type
-// has the same kind (the second unnamed union is #2 however many unnamed structs come before it).
-std::uint32_t unnamed_ordinal(const Btf& btf, const TypeView& t, unsigned slot) {
-  auto kind_of = [&btf](TypeId id) { return id == 0 ? Kind::Unknown : btf.type(id).kind(); };
-  const Kind kind = kind_of(t.member(slot).type);
-  std::uint32_t n = 0;
-  for (unsigned i = 0; i <= slot; ++i) {
-    const Member m = t.member(i);
-    if (m.name_off == 0 && kind_of(m.type) == kind) ++n;
-  }
-  return n;
 }
 
 std::uint32_t Side::by_use(TypeId id, Kind kind, int depth) {
@@ -514,12 +513,36 @@ std::uint32_t Side::by_use(TypeId id, Kind kind, int depth) {
         if (m.name_off != 0)
           c.set_name(btf_.str(m.name_off));
         else
-          c.extra = unnamed_ordinal(btf_, u, use.slot);
+          c.extra = unnamed_member_ordinal(use.user, u, use.slot, c.parent);
       }
       consider(c);
     }
   }
   return have ? table_.intern(best) : kNone;
+}
+
+std::uint32_t Side::unnamed_member_ordinal(TypeId user, const TypeView& u, unsigned slot, std::uint32_t user_key) {
+  if (!before_) return unnamed_ordinal(btf_, u, slot);
+  if (const auto done = paired_.find(user); done != paired_.end()) return done->second[slot];
+  if (!before_by_key_) {
+    before_by_key_.emplace();
+    const Btf& old_btf = before_->btf_;
+    for (TypeId id = 1; id < old_btf.end_id(); ++id) {
+      const TypeView t = old_btf.type(id);
+      if (!is_composite(t.kind())) continue;
+      for (unsigned i = 0; i < t.vlen(); ++i)
+        if (t.member(i).name_off == 0) {
+          before_by_key_->try_emplace(before_->key(id), id);
+          break;
+        }
+    }
+  }
+  const auto old = before_by_key_->find(user_key);
+  if (old == before_by_key_->end()) return unnamed_ordinal(btf_, u, slot);
+  const auto& ordinals =
+      paired_.emplace(user, paired_unnamed_ordinals(before_->btf_, before_->btf_.type(old->second), btf_, u))
+          .first->second;
+  return ordinals[slot];
 }
 
 // Spelling a key out, only for the rows printed.
@@ -770,7 +793,9 @@ class LayoutComparer {
     bool named;
   };
 
-  static std::vector<MemberFacts> member_list(const SideRef& s, const TypeView& t) {
+  // `ordinals`: those of the unnamed members (paired_unnamed_ordinals); empty: by position.
+  static std::vector<MemberFacts> member_list(const SideRef& s, const TypeView& t,
+                                              const std::vector<std::uint32_t>& ordinals = {}) {
     std::vector<MemberFacts> out;
     out.reserve(t.vlen());
     for (unsigned i = 0; i < t.vlen(); ++i) {
@@ -780,7 +805,7 @@ class LayoutComparer {
         name = escape(s.btf.str(m.name_off));
       else
         name = fmt::format("(anon {})#{}", m.type ? kind_word(s.btf.type(m.type).kind()) : "void",
-                           unnamed_ordinal(s.btf, t, i));
+                           ordinals.empty() ? unnamed_ordinal(s.btf, t, i) : ordinals[i]);
       out.push_back({std::move(name), s.keys.key(m.type), t.member_bit_offset(m), t.member_bitfield_size(m), m.type,
                      m.name_off != 0});
     }
@@ -802,7 +827,7 @@ class LayoutComparer {
       if (same) return;
     }
     const auto before = member_list(a_, ta);
-    const auto after = member_list(b_, tb);
+    const auto after = member_list(b_, tb, paired_unnamed_ordinals(a_.btf, ta, b_.btf, tb));
     std::unordered_map<std::string_view, const MemberFacts*> old_by_name, new_by_name;
     for (const MemberFacts& m : before) old_by_name.emplace(m.name, &m);
     for (const MemberFacts& m : after) new_by_name.emplace(m.name, &m);
@@ -1175,7 +1200,7 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, const DiffParts& parts)
   old_side.key_all();
   std::optional<Side> other_side;
   if (!same) {
-    other_side.emplace(new_btf, table, void_node);
+    other_side.emplace(new_btf, table, void_node, &old_side);
     other_side->key_all();
   }
   const Side& new_side = same ? old_side : *other_side;
