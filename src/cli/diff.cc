@@ -15,6 +15,7 @@ struct DiffArgs {
   std::string old_input;
   std::string new_input;
   std::string base;
+  std::string old_base, new_base;  // a base per side: one module across two kernels
   std::string format = "table";
   std::string by = "type";
   bool by_kind = false;  // the hidden --by-kind, the old name of --by kind
@@ -30,11 +31,16 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 void run_diff(const DiffArgs& args) {
-  const LoadOptions load{args.base};
-  const auto old_btf = load_btf(args.old_input, load);
-  const auto new_btf = same_file(resolve_input(args.old_input).path, resolve_input(args.new_input).path)
+  // --base is both sides' base; --old-base and --new-base each one side's.
+  const std::string& old_base = args.old_base.empty() ? args.base : args.old_base;
+  const std::string& new_base = args.new_base.empty() ? args.base : args.new_base;
+  if (!args.base.empty() && !args.old_base.empty() && !args.new_base.empty())
+    fail("--base", "says nothing with both --old-base and --new-base: give one or the other");
+  const auto old_btf = load_btf(args.old_input, LoadOptions{old_base});
+  const bool same_base = old_base == new_base || (!old_base.empty() && !new_base.empty() && same_file(old_base, new_base));
+  const auto new_btf = same_base && same_file(resolve_input(args.old_input).path, resolve_input(args.new_input).path)
                            ? old_btf
-                           : load_btf(args.new_input, load);
+                           : load_btf(args.new_input, LoadOptions{new_base});
   DiffPrintOptions o;
   o.format = args.format == "json" ? Format::Json : args.format == "csv" ? Format::Csv : Format::Table;
   o.view = args.by_kind || args.by == "kind" ? DiffView::Kind : args.by == "member" ? DiffView::Member : DiffView::Type;
@@ -64,6 +70,10 @@ void register_diff(CLI::App& app) {
       ->required();
   cmd->add_option("new", args->new_input, "the BTF after (the same forms)")->required();
   add_base_option(*cmd, args->base, "the base BTF both split inputs continue (a module's vmlinux)");
+  cmd->add_option("--old-base", args->old_base,
+                  "the base the old input continues, where the sides have different bases (one module across two "
+                  "kernels)");
+  cmd->add_option("--new-base", args->new_base, "the base the new input continues");
   cmd->add_option("--by", args->by,
                   "type: one line per type whose layout changed (default); member: one per member change; kind: "
                   "the BTF footprint per kind, as bloat-o-meter -c")

@@ -1,4 +1,4 @@
-// `btfslim diff` pairs unnamed members by what they hold ([diff]).
+// `btfslim diff` pairs unnamed members by what they hold, and reads each side on its own base ([diff]).
 // BTF built here with libbpf's btf__add_*; the kernels' sk_buff where a second kernel was fetched.
 #include "csv.h"
 #include "fixtures.h"
@@ -103,6 +103,54 @@ TEST_CASE("diff of real kernels: sk_buff's members moved, not removed and added"
   INFO("removed from one of sk_buff's unnamed members and added to another: the pairing is by position");
   for (const std::string& m : removed) CHECK(added.count(m) == 0);
   CHECK(removed.count("mark") == 0);
+}
+
+TEST_CASE("diff reads each side on its own base: --old-base and --new-base", "[diff]") {
+  TempDir dir;
+  // Two kernels whose bases differ (the second has one type more, so its split types have other ids),
+  // and one module's split BTF on each.
+  auto base = [&](bool more) {
+    BtfPtr b(btf__new_empty());
+    const int i = ok(btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED));
+    if (more) ok(btf__add_int(b.get(), "long", 8, BTF_INT_SIGNED));
+    ok(btf__add_struct(b.get(), "sk_buff", 4));
+    ok(btf__add_field(b.get(), "len", i, 0, 0));
+    return raw(b.get());
+  };
+  auto module = [&](const std::string& on, bool grown) {
+    BtfPtr b(btf__new(on.data(), static_cast<__u32>(on.size())));
+    REQUIRE(b != nullptr);
+    BtfPtr s(btf__new_empty_split(b.get()));
+    const int i = ok(btf__find_by_name(s.get(), "int"));
+    ok(btf__add_struct(s.get(), "nf_conn", grown ? 8 : 4));
+    ok(btf__add_field(s.get(), "mark", i, 0, 0));
+    if (grown) ok(btf__add_field(s.get(), "status", i, 32, 0));
+    return raw(s.get());
+  };
+  const std::string old_base = dir.file("old-vmlinux"), new_base = dir.file("new-vmlinux");
+  const std::string old_mod = dir.file("old-nf.btf"), new_mod = dir.file("new-nf.btf");
+  write_file(old_base, base(false));
+  write_file(new_base, base(true));
+  write_file(old_mod, module(read_file(old_base), false));
+  write_file(new_mod, module(read_file(new_base), true));
+
+  const RunResult r = btfslim({"diff", "--old-base", old_base, "--new-base", new_base, old_mod, new_mod});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "struct nf_conn: size 4 -> 8; 1 member added\n"
+                 "total: 1 changed, 0 added, 0 removed, of 1 types on both sides\n");
+  // One base for both reads the new module on the old kernel: refused, or not the same answer.
+  const RunResult one = btfslim({"diff", "--base", old_base, old_mod, new_mod});
+  CHECK((one.status == 2 || one.out != r.out));
+  // --base with a base for each side says nothing: refused in one line, before any work.
+  const RunResult both = btfslim({"diff", "--base", old_base, "--old-base", old_base, "--new-base", new_base,
+                                  old_mod, new_mod});
+  CHECK(both.status == 2);
+  CHECK(both.out.empty());
+  CHECK(std::count(both.err.begin(), both.err.end(), '\n') == 1);
+  // --base stands for the side not named: the old module on --base, the new one on --new-base.
+  const RunResult mixed = btfslim({"diff", "--base", old_base, "--new-base", new_base, old_mod, new_mod});
+  CHECK(mixed.out == r.out);
 }
 
 }  // namespace btfslim::test
