@@ -103,7 +103,7 @@ void run_modules(const MeasureArgs& args, Format format, OutputBuffer& out) {
       modules.push_back(load_btf(f));
     if (!modules.back()->is_split()) fail(f, "is not a module's (split) BTF; pass --base for module files");
   }
-  print_modules(modules, format, args.all ? SIZE_MAX : args.top, out);
+  print_modules(modules, format, args.all ? SIZE_MAX : args.top, args.by == "type", out);
 }
 
 void run_measure(const MeasureArgs& args) {
