@@ -30,6 +30,21 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
+// An option the chosen view has no use for is refused in one line before any input is read, rather than
+// left out of the result: JSON holds every view (so --by picks nothing there), CSV every row (so -n cuts
+// nothing), and -v adds member lines to --by type's table only.
+void refuse_ignored_options(const DiffArgs& args, const CLI::App& cmd) {
+  auto given = [&](const char* option) { return cmd.count(option) > 0; };
+  const bool by_kind = args.by_kind || args.by == "kind";
+  if (args.format == "json" && (given("--by") || given("--by-kind")))
+    fail("--by", "has no effect with -f json: the JSON document holds every view");
+  if (args.format != "table" && given("--top"))
+    fail("--top", "has no effect with -f {}: only the table folds rows into [N others]", args.format);
+  if (given("--verbose") && (args.format != "table" || by_kind || args.by == "member"))
+    fail("--verbose", "has no effect here: it lists member changes under --by type's table (JSON and --by member "
+                      "have them anyway)");
+}
+
 void run_diff(const DiffArgs& args) {
   // --base is both sides' base; --old-base and --new-base each one side's.
   const std::string& old_base = args.old_base.empty() ? args.base : args.old_base;
@@ -83,7 +98,10 @@ void register_diff(CLI::App& app) {
   cmd->add_flag("-v,--verbose", args->verbose, "with --by type, each member's change under its type");
   // The old spelling of --by kind, kept for scripts; not offered.
   cmd->add_flag("--by-kind", args->by_kind, "the same as --by kind")->group("");
-  cmd->callback([args] { run_diff(*args); });
+  cmd->callback([args, cmd] {
+    refuse_ignored_options(*args, *cmd);
+    run_diff(*args);
+  });
 }
 
 }  // namespace btfslim::cli
