@@ -4,14 +4,15 @@
 // such as "[N others]", "[header]" and "[unreferenced strings]", never dropped. Fractional string shares
 // are rounded so that the printed integers still add up (round_to_total). Retained and closure columns
 // overlap between rows by nature and are not summed.
-#include "btfslim/csv.h"
+//
+// Each table is a view (view.h): KindsView, TypesView and PrefixesView say their columns once and fill
+// one row at a time; the table, CSV and JSON printers render them, so a view has every format. What
+// differs between formats is said in the cell: CSV's rounded share (in_csv), JSON's unrounded one
+// (in_json), a blank for zero in the table (blank_zero).
 #include "btfslim/error.h"
 #include "btfslim/kernel_memory.h"
 #include "btfslim/report.h"
-#include "btfslim/terminal.h"
 #include "btfslim/view.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>

@@ -3,16 +3,11 @@
 #include "btfslim/csv.h"
 #include "btfslim/error.h"
 #include "btfslim/report.h"
-#include "btfslim/kernel_memory.h"
-#include "btfslim/terminal.h"
 #include "btfslim/view.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cmath>
 
 namespace btfslim {
 namespace {
