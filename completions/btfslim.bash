@@ -22,7 +22,7 @@ _btfslim_options() {
         check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --modules --help -h" ;;
         minimize) echo "--btf --base -B --split-base --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --kernel --btf-out --modules --keep-for-modules --family --attach-target --help -h" ;;
-        diff) echo "--base -B --by --format -f --top -n --verbose -v --help -h" ;;
+        diff) echo "--base -B --old-base --new-base --by --format -f --top -n --verbose -v --help -h" ;;
         dedup) echo "--base -B --output -o --check --format -f --top -n --help -h" ;;
         budget) echo "--config -c --format -f --help -h" ;;
         help) echo "--help -h" ;;
@@ -93,7 +93,7 @@ _btfslim_value() {
         measure:--sort) _btfslim_words "own retained" ;;
         measure:--kernel-model) _btfslim_words "builtin module" ;;
         *:--kind | measure:--without) _btfslim_kinds ;;
-        *:--base | *:-B | measure:--resident-base) _btfslim_btf_inputs ;;
+        *:--base | *:-B | measure:--resident-base | diff:--old-base | diff:--new-base) _btfslim_btf_inputs ;;
         measure:--modules | check:--btf | minimize:--btf | minimize:--btf-base) _btfslim_btf_inputs ;;
         measure:--svg | minimize:--output | minimize:-o | minimize:--btf-out) _btfslim_files ;;
         minimize:--kernel) _btfslim_btf_inputs ;;

@@ -105,6 +105,8 @@ complete -c btfslim -n '__fish_seen_subcommand_from diff' -s f -l format -x -a '
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -l by -x -a 'type member kind' -d 'what a row is'
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s n -l top -x -d 'table rows before [N others]'
 complete -c btfslim -n '__fish_seen_subcommand_from diff' -s v -l verbose -d 'each member change under its type'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -l old-base -r -a '(__btfslim_kernel_btf)' -d 'the base the old input continues'
+complete -c btfslim -n '__fish_seen_subcommand_from diff' -l new-base -r -a '(__btfslim_kernel_btf)' -d 'the base the new input continues'
 
 # dedup: BTF inputs, merged and deduplicated.
 complete -c btfslim -n '__fish_seen_subcommand_from dedup' -F -a '(__btfslim_kernel_btf)'

@@ -61,9 +61,10 @@ void print_type_detail(const Btf& btf, const Footprint& fp, std::string_view nam
 void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>& kinds, Format format,
                    OutputBuffer& out);
 
-// --modules: bytes per module and the types several modules each carry a copy of.
+// --modules: bytes per module and the types several modules each carry a copy of; `types_only`
+// (--by type): only those types.
 void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Format format, std::size_t top,
-                   OutputBuffer& out);
+                   bool types_only, OutputBuffer& out);
 
 // --svg FILE: an icicle of the dominator tree by retained bytes, as a standalone SVG document.
 std::string render_svg(const Btf& btf, const Footprint& fp);

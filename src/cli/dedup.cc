@@ -114,7 +114,12 @@ void register_dedup(CLI::App& app) {
       ->excludes(output);
   cmd->add_option("--format,-f", args->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("-n,--top", args->top, "rows of the largest duplicated types in the table (default 10)");
-  cmd->callback([args] { run_dedup(*args); });
+  cmd->callback([args, cmd] {
+    // JSON lists every duplicated type: -n would cut nothing there.
+    if (args->format == "json" && cmd->count("--top"))
+      fail("--top", "has no effect with -f json, which lists every duplicated type");
+    run_dedup(*args);
+  });
 }
 
 }  // namespace btfslim::cli

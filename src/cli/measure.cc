@@ -90,6 +90,54 @@ void check_resident_base(const Btf& kernel, const Btf& base) {
   }
 }
 
+// Every option either changes what this command line prints or is refused here, in one line and before
+// any input is read: an option the chosen view has no use for is a mistake about what it does, not
+// something to ignore. The views: --modules, --type, --without, else the tables --by picks (the kinds and
+// the top types by default; CSV is one table, the kinds unless --by says otherwise).
+void refuse_ignored_options(const MeasureArgs& args, const CLI::App& cmd) {
+  auto given = [&](const char* option) { return cmd.count(option) > 0; };
+  // `option` has nothing to do in `view`: says so, naming what the view is.
+  auto refuse_in = [&](std::string_view view, std::initializer_list<const char*> options, std::string_view why) {
+    for (const char* option : options)
+      if (given(option)) fail(option, "{} with {}: {}", "has no effect", view, why);
+  };
+  if (given("--modules")) {
+    refuse_in("--modules", {"--type", "--without", "--kind", "--name", "--sort", "--closure", "--kernel-model",
+                            "--resident-base", "--svg"},
+              "it compares whole module BTFs, largest first (and --by type: only the types they each carry)");
+    if (given("--by") && args.by != "type" && args.by != "default")
+      fail("--by", "{} with --modules: its views are the modules (the default) and the types they each carry (type)",
+           args.by);
+    if (given("--all") && given("--top")) fail("--top", "has no effect with --all, which lists every row");
+    return;
+  }
+  if (given("--type")) {
+    refuse_in("--type", {"--without", "--by", "--sort", "--top", "--all", "--closure", "--kind", "--name",
+                         "--kernel-model"},
+              "it shows that one type in detail");
+    return;
+  }
+  if (given("--without")) {
+    refuse_in("--without", {"--by", "--sort", "--top", "--all", "--closure", "--kind", "--name", "--kernel-model"},
+              "it shows the BTF without those kinds, kind by kind");
+    return;
+  }
+  if (args.by == "kind")
+    refuse_in("--by kind", {"--sort", "--top", "--all", "--closure", "--kind", "--name"},
+              "the kind table has a row per kind, all of them");
+  if (args.by == "prefix")
+    refuse_in("--by prefix", {"--sort", "--closure"}, "prefixes are ranked by own bytes and have no closure");
+  if (args.format == "csv" && args.by == "default") {
+    refuse_in("-f csv", {"--sort", "--top", "--all", "--closure", "--kind", "--name"},
+              "CSV is one table, the kinds unless --by type (or prefix) asks for another");
+  }
+  if (args.format == "csv" && given("--kernel-model"))
+    fail("--kernel-model", "has no effect with -f csv: CSV holds the table --by picks, not the kernel's memory");
+  if (given("--closure") && !args.all)
+    fail("--closure", "has no effect without --all: the top rows always have their closure bytes");
+  if (given("--all") && given("--top")) fail("--top", "has no effect with --all, which lists every row");
+}
+
 void run_modules(const MeasureArgs& args, Format format, OutputBuffer& out) {
   std::vector<std::string> files = module_paths(args.modules);
   if (!args.in.input.empty()) files.insert(files.begin(), args.in.input);
@@ -103,7 +151,7 @@ void run_modules(const MeasureArgs& args, Format format, OutputBuffer& out) {
       modules.push_back(load_btf(f));
     if (!modules.back()->is_split()) fail(f, "is not a module's (split) BTF; pass --base for module files");
   }
-  print_modules(modules, format, args.all ? SIZE_MAX : args.top, out);
+  print_modules(modules, format, args.all ? SIZE_MAX : args.top, args.by == "type", out);
 }
 
 void run_measure(const MeasureArgs& args) {
@@ -148,6 +196,8 @@ void run_measure(const MeasureArgs& args) {
                           without.empty();
   const Footprint fp(*btf, kinds_only ? Footprint::Depth::Kinds : Footprint::Depth::Full, std::move(names),
                      ext ? &*ext : nullptr);
+  // A --type that names no type is refused before the picture is written: an error writes nothing.
+  if (!args.type.empty()) find_types(*btf, args.type, "--type");
   if (!args.svg.empty()) write_file_atomically(args.svg, render_svg(*btf, fp));
   if (!args.type.empty())
     print_type_detail(*btf, fp, args.type, format, out);
@@ -192,6 +242,7 @@ void register_measure(CLI::App& app) {
                   "also write a picture to this file: the kind table to scale, the dominator tree, the largest types");
   cmd->callback([args, cmd] {
     args->modules_given = cmd->count("--modules") > 0;
+    refuse_ignored_options(*args, *cmd);
     run_measure(*args);
   });
 }

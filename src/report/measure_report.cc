@@ -4,15 +4,18 @@
 // such as "[N others]", "[header]" and "[unreferenced strings]", never dropped. Fractional string shares
 // are rounded so that the printed integers still add up (round_to_total). Retained and closure columns
 // overlap between rows by nature and are not summed.
-#include "btfslim/csv.h"
+//
+// Each table is a view (view.h): KindsView, TypesView and PrefixesView say their columns once and fill
+// one row at a time; the table, CSV and JSON printers render them, so a view has every format. What
+// differs between formats is said in the cell: CSV's rounded share (in_csv), JSON's unrounded one
+// (in_json), a blank for zero in the table (blank_zero).
 #include "btfslim/error.h"
 #include "btfslim/kernel_memory.h"
 #include "btfslim/report.h"
-#include "btfslim/terminal.h"
-
-#include <unistd.h>
+#include "btfslim/view.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <unordered_map>
 
@@ -232,10 +235,6 @@ std::vector<PrefixRow> prefix_rows(const Btf& btf, const Footprint& fp, const Ty
 // "[id] summary" of a type row.
 std::string type_label(const Btf& btf, TypeId id) { return fmt::format("[{}] {}", id, type_summary(btf, id)); }
 
-// The width of a table's name column (terminal.h): no cut in a pipe, the name column gives way first.
-std::size_t name_width(std::size_t longest, std::size_t other_columns) {
-  return name_column_width(longest, other_columns, 24, terminal_columns(STDOUT_FILENO));
-}
 
 // ---- kernel memory ----
 
@@ -299,68 +298,153 @@ void json_kernel_memory(JsonWriter& w, const KernelMemory& m) {
   w.end_object();
 }
 
-// ---- table ----
+// ---- the views: one row description each, printed as a table, CSV or JSON (view.h) ----
 
-void table_header(const Btf& btf, const FileFootprint& f, OutputBuffer& out) {
-  out.print("{}: {}BTF, {}, {} types{}\n", esc(btf.name()), btf.is_split() ? "split " : "",
-            btf.big_endian() ? "big-endian" : "little-endian", with_commas(f.type_count),
-            btf.is_split() ? fmt::format(" on {} ({} types)", esc(btf.base()->name()), with_commas(btf.first_id() - 1))
-                           : "");
-  out.print("header {}, types {}, strings {}: {} ({} bytes)\n", human_size(f.header_bytes),
-            human_size(f.type_bytes), human_size(f.string_bytes), human_size(f.file_bytes),
-            with_commas(f.file_bytes));
-}
+// The kind table: per-kind rows, then the rows no type owns and the TOTAL. In JSON only the kinds, whose
+// string_bytes is the unrounded share (the document's fields give the rest).
+struct KindsView {
+  std::vector<KindRow> rows;
+  std::size_t kinds = 0;  // rows[0, kinds) are kinds
+  const FileFootprint& f;
+  std::array<Column, 6> columns{{
+      {"KIND", "kind", Show::Label},
+      {"COUNT", "type_count", Show::Count, 10},
+      {"RECORDS", "record_bytes", Show::Bytes, 12},
+      {"STRINGS", "string_bytes", Show::Bytes, 12},
+      {"TOTAL", "total_bytes", Show::Bytes, 12},
+      {"%", "", Show::Percent, 8},
+  }};
 
-void table_kinds(const FileFootprint& f, OutputBuffer& out) {
-  auto rows = kind_rows(f);
-  for (auto& r : overhead_rows(f)) rows.push_back(r);
-  std::size_t longest = 5;
-  for (const KindRow& r : rows) longest = std::max(longest, display_width(r.label));
-  const std::size_t w = std::max<std::size_t>(name_width(longest, 54), 14);
-  out.print("\n{:<{}}{:>10}{:>12}{:>12}{:>12}{:>8}\n", "KIND", w, "COUNT", "RECORDS", "STRINGS", "TOTAL", "%");
-  for (const KindRow& r : rows)
-    out.print("{:<{}}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", fit_to_column(r.label, w), w,
-              r.count ? with_commas(r.count) : "", r.records ? human_size(r.records) : "",
-              r.strings ? human_size(r.strings) : "", human_size(r.total()), percent(r.total(), f.file_bytes));
-  out.print("{:<{}}{:>10}{:>12}{:>12}{:>12}{:>7.1f}%\n", "TOTAL", w, with_commas(f.type_count),
-            human_size(f.type_bytes + f.header_bytes + f.gap_bytes), human_size(f.string_bytes),
-            human_size(f.file_bytes), 100.0);
-}
-
-void table_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
-  const TypeTable t = type_table(btf, fp, o);
-  const std::uint64_t file = fp.file.file_bytes;
-  const auto overhead = overhead_rows(fp.file);
-  std::vector<std::string> labels;
-  for (const TypeRow& r : t.rows) labels.push_back(type_label(btf, r.id));
-  const std::string title = o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)";
-  std::size_t longest = title.size();
-  for (const auto& l : labels) longest = std::max(longest, display_width(l));
-  for (const FoldedRow& f : t.folded) longest = std::max(longest, display_width(f.label));
-  for (const KindRow& r : overhead) longest = std::max(longest, display_width(r.label));
-  const std::size_t width = name_width(longest, 52);
-  out.print("\n{:<{}}{:<11}{:>11}{:>11}{:>11}{:>8}\n", fit_to_column(title, width), width, "KIND", "OWN", "RETAINED",
-            "CLOSURE", "%");
-  auto row = [&](std::string_view label, std::string_view kind, double own, std::string_view retained,
-                 std::string_view closure, double share) {
-    out.print("{:<{}}{:<11}{:>11}{:>11}{:>11}{:>7.1f}%\n", fit_to_column(label, width), width, kind, human_size(own),
-              retained, closure, percent(share, file));
-  };
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const TypeRow& r = t.rows[i];
-    const double sorted = o.sort == MeasureSort::Retained ? fp.retained[r.node] : fp.own[r.node];
-    row(labels[i], kind_name(btf.type(r.id).kind()), fp.own[r.node], human_size(fp.retained[r.node]),
-        r.closure < 0 ? std::string("-") : human_size(r.closure), sorted);
+  explicit KindsView(const FileFootprint& file) : rows(kind_rows(file)), kinds(rows.size()), f(file) {
+    for (auto& r : overhead_rows(f)) rows.push_back(r);
   }
-  for (const FoldedRow& f : t.folded) row(f.label, "", f.own, "", "", f.own);
-  for (const KindRow& r : overhead) row(r.label, "", r.total(), "", "", r.total());
-  row("TOTAL", "", file, "", "", file);
-}
+  View view() const {
+    View v{columns, rows.size() + 1, [this](std::size_t i, std::span<Cell> c) { return row(i, c); }};
+    v.min_label_chars = 5;
+    v.min_label_width = 14;
+    return v;
+  }
+  RowIs row(std::size_t i, std::span<Cell> c) const {
+    if (i == rows.size()) {
+      c[0] = Cell::of("TOTAL");
+      c[1] = Cell::count(f.type_count);
+      c[2] = Cell::count(f.type_bytes + f.header_bytes + f.gap_bytes);
+      c[3] = Cell::count(f.string_bytes);
+      c[4] = Cell::count(f.file_bytes);
+      c[5] = Cell::number(100.0);
+      return RowIs::Summary;
+    }
+    const KindRow& r = rows[i];
+    c[0] = Cell::of(r.label);
+    c[1] = Cell::count(r.count).blank_zero();
+    c[2] = Cell::count(r.records).blank_zero();
+    c[3] = Cell::count(r.strings).blank_zero();
+    if (i < kinds) c[3].in_json(f.kinds[r.kind].string_bytes);
+    c[4] = Cell::count(r.total());
+    c[5] = Cell::number(percent(r.total(), f.file_bytes));
+    return i < kinds ? RowIs::Item : RowIs::Summary;
+  }
+};
+
+// The type rows: the top ones, what they fold, what no type owns, TOTAL. Own bytes are fractions: the
+// table and JSON show them as they are, CSV rounds them together so that the column adds up.
+struct TypesView {
+  const Btf& btf;
+  const Footprint& fp;
+  const MeasureOptions& o;
+  TypeTable t;
+  std::vector<KindRow> overhead;
+  std::vector<std::uint64_t> rounded;  // CSV's own bytes of the rows and folded rows
+  std::vector<std::string> labels;     // the table's labels of the type rows (the table reads each twice)
+  std::array<Column, 12> columns;
+
+  TypesView(const Btf& b, const Footprint& footprint, const MeasureOptions& options)
+      : btf(b), fp(footprint), o(options), t(type_table(b, footprint, options)), overhead(overhead_rows(fp.file)) {
+    columns = {{
+        {o.sort == MeasureSort::Retained ? "TYPE (by retained)" : "TYPE (by own)", "", Show::Label},
+        {"", "id", Show::Count},
+        {"KIND", "kind", Show::Text, -11},
+        {"", "name", Show::Text, 0, true},
+        {"", "type_count", Show::Count, 0, false, false},
+        {"", "record_bytes", Show::Bytes},
+        {"", "string_bytes", Show::Bytes, 0, false, false},
+        {"OWN", "own_bytes", Show::Bytes, 11},
+        {"RETAINED", "retained_bytes", Show::Bytes, 11},
+        {"CLOSURE", "closure_bytes", Show::Bytes, 11},
+        {"", "closure_type_count", Show::Count, 0, false, false},
+        {"%", "", Show::Percent, 8},
+    }};
+    if (o.format == Format::Table) {
+      labels.reserve(t.rows.size());
+      for (const TypeRow& r : t.rows) labels.push_back(type_label(btf, r.id));
+    }
+    if (o.format == Format::Csv) {
+      std::vector<double> own;
+      own.reserve(t.rows.size() + t.folded.size());
+      for (const TypeRow& r : t.rows) own.push_back(fp.own[r.node]);
+      for (const FoldedRow& f : t.folded) own.push_back(f.own);
+      rounded = round_to_total(own, fp.file.type_bytes + fp.file.referenced_string_bytes);
+    }
+  }
+  View view() {
+    View v{columns, t.rows.size() + t.folded.size() + overhead.size() + 1,
+           [this](std::size_t i, std::span<Cell> c) { return row(i, c); }};
+    v.min_label_chars = columns[0].heading.size();
+    return v;
+  }
+  RowIs row(std::size_t i, std::span<Cell> c) {
+    std::fill(c.begin(), c.end(), Cell::empty());
+    const double file = static_cast<double>(fp.file.file_bytes);
+    const std::size_t at = i;
+    auto own = [&](double v) {
+      c[7] = Cell::number(v);
+      if (at < rounded.size()) c[7].in_csv(static_cast<double>(rounded[at]));
+      c[11] = Cell::number(percent(v, file));
+    };
+    if (i < t.rows.size()) {
+      const TypeRow& r = t.rows[i];
+      const TypeView tv = btf.type(r.id);
+      c[0] = i < labels.size() ? Cell::of(labels[i]) : Cell::empty();
+      c[1] = Cell::count(r.id);
+      c[2] = Cell::of(kind_name(tv.kind()));
+      c[3] = Cell::of(btf.str(tv.name_off()));
+      c[5] = Cell::count(tv.record_size());
+      c[6] = Cell::number(fp.strings.per_type[r.node]);
+      own(fp.own[r.node]);
+      c[8] = Cell::number(fp.retained[r.node]);
+      if (r.closure >= 0) {
+        c[9] = Cell::number(r.closure);
+        c[10] = Cell::count(r.closure_types);
+      } else {
+        c[9] = Cell::missing();
+      }
+      // The share of the column the rows are ranked by.
+      c[11] = Cell::number(percent(o.sort == MeasureSort::Retained ? fp.retained[r.node] : fp.own[r.node], file));
+      return RowIs::Item;
+    }
+    i -= t.rows.size();
+    if (i < t.folded.size()) {
+      const FoldedRow& f = t.folded[i];
+      c[0] = c[3] = Cell::of(f.label);
+      c[4] = Cell::count(f.count);
+      own(f.own);
+      return RowIs::Folded;
+    }
+    i -= t.folded.size();
+    const bool total = i == overhead.size();
+    const std::string_view name = total ? std::string_view("TOTAL") : std::string_view(overhead[i].label);
+    c[0] = c[3] = Cell::of(name);
+    c[7] = Cell::count(total ? fp.file.file_bytes : overhead[i].total());
+    c[11] = Cell::number(percent(c[7].value, file));
+    return RowIs::Summary;
+  }
+};
 
 // Prefix rows as printed: the top ones, "[N other prefixes]", what no selected type owns, TOTAL.
 struct PrefixTable {
   std::vector<PrefixRow> rows;
-  double rest = 0;  // not selected, header, unreferenced strings
+  bool folded = false;  // the last row is "[N other prefixes]"
+  double rest = 0;      // not selected, header, unreferenced strings
 };
 
 PrefixTable prefix_table(const Btf& btf, const Footprint& fp, const MeasureOptions& o) {
@@ -377,6 +461,7 @@ PrefixTable prefix_table(const Btf& btf, const Footprint& fp, const MeasureOptio
     for (std::size_t i = shown; i < rows.size(); ++i) others.own += rows[i].own, others.count += rows[i].count;
     rest -= others.own;
     t.rows.push_back(std::move(others));
+    t.folded = true;
   }
   t.rest = std::max(rest, 0.0);
   return t;
@@ -384,69 +469,56 @@ PrefixTable prefix_table(const Btf& btf, const Footprint& fp, const MeasureOptio
 
 constexpr std::string_view kPrefixRest = "[not selected, header, unused]";
 
-void table_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
-  const PrefixTable t = prefix_table(btf, fp, o);
-  const std::uint64_t file = fp.file.file_bytes;
-  std::size_t longest = kPrefixRest.size();
-  std::vector<std::string> labels;
-  for (const auto& r : t.rows) {
-    labels.push_back(fmt::format("{}", esc(r.prefix)));
-    longest = std::max(longest, display_width(labels.back()));
+struct PrefixesView {
+  const Footprint& fp;
+  PrefixTable t;
+  std::vector<std::uint64_t> rounded;  // CSV's own bytes of the rows and the rest
+  std::array<Column, 4> columns{{
+      {"PREFIX", "prefix", Show::Label, 0, true},
+      {"TYPES", "type_count", Show::Count, 10},
+      {"OWN", "own_bytes", Show::Bytes, 12},
+      {"%", "", Show::Percent, 8},
+  }};
+
+  PrefixesView(const Btf& btf, const Footprint& footprint, const MeasureOptions& o)
+      : fp(footprint), t(prefix_table(btf, footprint, o)) {
+    std::vector<double> own;
+    for (const auto& r : t.rows) own.push_back(r.own);
+    own.push_back(t.rest);
+    rounded = round_to_total(own, fp.file.file_bytes);
   }
-  const std::size_t w = name_width(longest, 30);
-  out.print("\n{:<{}}{:>10}{:>12}{:>8}\n", "PREFIX", w, "TYPES", "OWN", "%");
-  for (std::size_t i = 0; i < t.rows.size(); ++i)
-    out.print("{:<{}}{:>10}{:>12}{:>7.1f}%\n", fit_to_column(labels[i], w), w, with_commas(t.rows[i].count),
-              human_size(t.rows[i].own), percent(t.rows[i].own, file));
-  out.print("{:<{}}{:>10}{:>12}{:>7.1f}%\n", fit_to_column(kPrefixRest, w), w, "", human_size(t.rest),
-            percent(t.rest, file));
-  out.print("{:<{}}{:>10}{:>12}{:>7.1f}%\n", "TOTAL", w, "", human_size(file), 100.0);
-}
-
-// ---- CSV ----
-
-void csv_kinds(const FileFootprint& f, OutputBuffer& out) {
-  CsvWriter csv(out, {"kind", "type_count", "record_bytes", "string_bytes", "total_bytes"});
-  auto rows = kind_rows(f);
-  for (auto& r : overhead_rows(f)) rows.push_back(r);
-  for (const KindRow& r : rows)
-    csv.row({r.label, fmt::format("{}", r.count), fmt::format("{}", r.records), fmt::format("{}", r.strings),
-             fmt::format("{}", r.total())});
-  csv.row({"TOTAL", fmt::format("{}", f.type_count), fmt::format("{}", f.type_bytes + f.header_bytes + f.gap_bytes),
-           fmt::format("{}", f.string_bytes), fmt::format("{}", f.file_bytes)});
-}
-
-void csv_types(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
-  const TypeTable t = type_table(btf, fp, o);
-  // String shares are fractions: round every row's own bytes together so that the column adds up.
-  std::vector<double> own;
-  for (const TypeRow& r : t.rows) own.push_back(fp.own[r.node]);
-  for (const FoldedRow& f : t.folded) own.push_back(f.own);
-  const auto rounded = round_to_total(own, fp.file.type_bytes + fp.file.referenced_string_bytes);
-  CsvWriter csv(out, {"id", "kind", "name", "record_bytes", "own_bytes", "retained_bytes", "closure_bytes"});
-  std::size_t i = 0;
-  for (const TypeRow& r : t.rows) {
-    const TypeView tv = btf.type(r.id);
-    csv.row({fmt::format("{}", r.id), kind_name(tv.kind()), CsvWriter::name(btf.str(tv.name_off())),
-             fmt::format("{}", tv.record_size()), fmt::format("{}", rounded[i++]),
-             fmt::format("{:.0f}", fp.retained[r.node]), r.closure < 0 ? std::string() : fmt::format("{:.0f}", r.closure)});
+  View view() const {
+    View v{columns, t.rows.size() + 2, [this](std::size_t i, std::span<Cell> c) { return row(i, c); }};
+    v.min_label_chars = kPrefixRest.size();
+    return v;
   }
-  for (const FoldedRow& f : t.folded) csv.row({"", "", f.label, "", fmt::format("{}", rounded[i++]), "", ""});
-  for (const KindRow& r : overhead_rows(fp.file)) csv.row({"", "", r.label, "", fmt::format("{}", r.total()), "", ""});
-  csv.row({"", "", "TOTAL", "", fmt::format("{}", fp.file.file_bytes), "", ""});
-}
+  RowIs row(std::size_t i, std::span<Cell> c) const {
+    const double file = static_cast<double>(fp.file.file_bytes);
+    if (i < t.rows.size()) {
+      const PrefixRow& r = t.rows[i];
+      c[0] = Cell::of(r.prefix);
+      c[1] = Cell::count(r.count);
+      c[2] = Cell::number(r.own).in_csv(static_cast<double>(rounded[i]));
+      c[3] = Cell::number(percent(r.own, file));
+      return t.folded && i + 1 == t.rows.size() ? RowIs::Folded : RowIs::Item;
+    }
+    const bool total = i > t.rows.size();
+    c[0] = Cell::of(total ? "TOTAL" : kPrefixRest);
+    c[1] = Cell::empty();
+    c[2] = total ? Cell::count(fp.file.file_bytes) : Cell::number(t.rest).in_csv(static_cast<double>(rounded.back()));
+    c[3] = Cell::number(total ? 100.0 : percent(t.rest, file));
+    return RowIs::Summary;
+  }
+};
 
-void csv_prefixes(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
-  const PrefixTable t = prefix_table(btf, fp, o);
-  std::vector<double> own;
-  for (const auto& r : t.rows) own.push_back(r.own);
-  own.push_back(t.rest);
-  const auto rounded = round_to_total(own, fp.file.file_bytes);
-  CsvWriter csv(out, {"prefix", "type_count", "own_bytes"});
-  for (std::size_t i = 0; i < t.rows.size(); ++i)
-    csv.row({CsvWriter::name(t.rows[i].prefix), fmt::format("{}", t.rows[i].count), fmt::format("{}", rounded[i])});
-  csv.row({kPrefixRest, "", fmt::format("{}", rounded.back())});
-  csv.row({"TOTAL", "", fmt::format("{}", fp.file.file_bytes)});
+void table_header(const Btf& btf, const FileFootprint& f, OutputBuffer& out) {
+  out.print("{}: {}BTF, {}, {} types{}\n", esc(btf.name()), btf.is_split() ? "split " : "",
+            btf.big_endian() ? "big-endian" : "little-endian", with_commas(f.type_count),
+            btf.is_split() ? fmt::format(" on {} ({} types)", esc(btf.base()->name()), with_commas(btf.first_id() - 1))
+                           : "");
+  out.print("header {}, types {}, strings {}: {} ({} bytes)\n", human_size(f.header_bytes),
+            human_size(f.type_bytes), human_size(f.string_bytes), human_size(f.file_bytes),
+            with_commas(f.file_bytes));
 }
 
 // ---- JSON ----
@@ -491,55 +563,32 @@ void json_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, 
       json_kernel_memory(w, *c.rest);
     }
   }
-  // The kind table's rows: total_bytes is its TOTAL column (string shares rounded to add up).
-  w.key("kinds");
-  w.begin_array();
-  for (const KindRow& r : kind_rows(f)) {
-    const KindFootprint& kf = f.kinds[r.kind];
-    w.begin_object();
-    w.field("kind", r.label);
-    w.field("type_count", kf.count);
-    w.field("record_bytes", kf.record_bytes);
-    w.field("string_bytes", kf.string_bytes);
-    w.field("total_bytes", r.total());
-    w.end_object();
+  // The views asked for (kinds and types by default); the others as empty arrays, so that every
+  // document has every key. The kind rows' total_bytes is the table's TOTAL column (string shares
+  // rounded to add up), their string_bytes the share itself.
+  const bool kinds = o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Kind;
+  const bool types = o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Type;
+  const bool prefixes = o.by == MeasureBy::Prefix;
+  std::optional<KindsView> kinds_view;
+  if (kinds) kinds_view.emplace(f);
+  std::optional<View> kv;
+  if (kinds) kv = kinds_view->view();
+  print_json_items(kv ? &*kv : nullptr, w, "kinds");
+  std::optional<TypesView> types_view;
+  std::optional<PrefixesView> prefixes_view;
+  std::optional<View> folded_of;  // the view whose folded rows "folded" lists: the types', or the prefixes'
+  std::optional<View> tv, pv;
+  if (types) {
+    types_view.emplace(btf, fp, o);
+    tv = folded_of = types_view->view();
   }
-  w.end_array();
-  const TypeTable t = type_table(btf, fp, o);
-  w.key("types");
-  w.begin_array();
-  for (const TypeRow& r : t.rows) {
-    w.begin_object();
-    json_type_footprint(w, btf, fp, r.id);
-    if (r.closure >= 0) {  // computed for the top rows, and for all with --closure
-      w.field("closure_bytes", r.closure);
-      w.field("closure_type_count", r.closure_types);
-    }
-    w.end_object();
+  if (prefixes) {
+    prefixes_view.emplace(btf, fp, o);
+    pv = folded_of = prefixes_view->view();
   }
-  w.end_array();
-  w.key("folded");
-  w.begin_array();
-  for (const FoldedRow& fr : t.folded) {
-    w.begin_object();
-    w.field("label", fr.label);
-    w.field("type_count", fr.count);
-    w.field("own_bytes", fr.own);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("prefixes");
-  w.begin_array();
-  if (o.by == MeasureBy::Prefix) {
-    for (const PrefixRow& r : prefix_rows(btf, fp, o.filter)) {
-      w.begin_object();
-      w.field("prefix", r.prefix);
-      w.field("type_count", r.count);
-      w.field("own_bytes", r.own);
-      w.end_object();
-    }
-  }
-  w.end_array();
+  print_json_items(tv ? &*tv : nullptr, w, "types");
+  print_json_folded(folded_of ? &*folded_of : nullptr, w, "folded");
+  print_json_items(pv ? &*pv : nullptr, w, "prefixes");
   w.end_object();
   w.finish();
 }
@@ -569,25 +618,30 @@ std::vector<KindTotal> kind_totals(const FileFootprint& file) {
 std::string ext_row_label(ExtUse use) { return fmt::format("[.BTF.ext {}]", ext_use_name(use)); }
 
 void print_measure(const Btf& btf, const Footprint& fp, const MeasureOptions& o, OutputBuffer& out) {
-  switch (o.format) {
-    case Format::Json:
-      json_measure(btf, fp, o, out);
-      return;
-    case Format::Csv:
-      if (o.by == MeasureBy::Type)
-        csv_types(btf, fp, o, out);
-      else if (o.by == MeasureBy::Prefix)
-        csv_prefixes(btf, fp, o, out);
-      else
-        csv_kinds(fp.file, out);
-      return;
-    case Format::Table:
-      break;
+  if (o.format == Format::Json) {
+    json_measure(btf, fp, o, out);
+    return;
   }
-  table_header(btf, fp.file, out);
-  if (o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Kind) table_kinds(fp.file, out);
-  if (o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Type) table_types(btf, fp, o, out);
-  if (o.by == MeasureBy::Prefix) table_prefixes(btf, fp, o, out);
+  // CSV is one table: the types with --by type, the prefixes with --by prefix, else the kinds.
+  const bool csv = o.format == Format::Csv;
+  const bool kinds = o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Kind;
+  const bool types = csv ? o.by == MeasureBy::Type : o.by == MeasureBy::KindsAndTypes || o.by == MeasureBy::Type;
+  auto print = [&](const View& v) {
+    if (csv) {
+      print_csv(v, out);
+    } else {
+      out.put('\n');
+      print_table(v, out);
+    }
+  };
+  if (!csv) table_header(btf, fp.file, out);
+  if (kinds) print(KindsView(fp.file).view());
+  if (types) {
+    TypesView t(btf, fp, o);
+    print(t.view());
+  }
+  if (o.by == MeasureBy::Prefix) print(PrefixesView(btf, fp, o).view());
+  if (csv) return;
   out.put('\n');
   print_kernel_memory(btf, fp, o.delivery, out);
 }

@@ -1,13 +1,9 @@
-// The focused views of `btfslim measure`: one type in detail (--type), the BTF without some kinds
-// (--without), and the copies that several modules carry (--modules).
+// The focused views of `btfslim measure`: one type in detail (--type) and the BTF without some kinds
+// (--without).
 #include "btfslim/csv.h"
 #include "btfslim/error.h"
-#include "btfslim/modules.h"
 #include "btfslim/report.h"
-#include "btfslim/kernel_memory.h"
-#include "btfslim/terminal.h"
-
-#include <unistd.h>
+#include "btfslim/view.h"
 
 #include <algorithm>
 #include <array>
@@ -169,6 +165,48 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
     names += kind_name(k);
   }
 
+  // Whole bytes per kind, rounded so that each column adds up to its TOTAL (CSV's figures).
+  std::vector<double> removed_parts, kept_parts;
+  std::uint64_t kept_types = 0;
+  double kept_bytes = 0;
+  for (unsigned k = 1; k <= kMaxKind; ++k) {
+    removed_parts.push_back(per[k].removed_bytes);
+    kept_parts.push_back(per[k].kept_bytes);
+    kept_types += per[k].kept;
+    kept_bytes += per[k].kept_bytes;
+  }
+  const auto removed_rounded = round_to_total(removed_parts, static_cast<std::uint64_t>(removed_bytes + 0.5));
+  const auto kept_rounded = round_to_total(kept_parts, static_cast<std::uint64_t>(kept_bytes + 0.5));
+
+  // One row per kind present, then TOTAL.
+  std::vector<unsigned> present;
+  for (unsigned k = 1; k <= kMaxKind; ++k)
+    if (per[k].removed || per[k].kept) present.push_back(k);
+  static constexpr std::array<Column, 5> kColumns{{
+      {"KIND", "kind", Show::Text, -14},
+      {"REMOVED", "removed_type_count", Show::Count, 10},
+      {"BYTES", "removed_bytes", Show::Bytes, 12},
+      {"KEPT", "kept_type_count", Show::Count, 10},
+      {"BYTES", "kept_bytes", Show::Bytes, 12},
+  }};
+  const View view{kColumns, present.size() + 1, [&](std::size_t i, std::span<Cell> c) {
+    if (i == present.size()) {
+      c[0] = Cell::of("TOTAL");
+      c[1] = Cell::count(direct + dragged);
+      c[2] = Cell::number(removed_bytes);
+      c[3] = Cell::count(kept_types);
+      c[4] = Cell::number(kept_bytes);
+      return RowIs::Summary;
+    }
+    const unsigned k = present[i];
+    c[0] = Cell::of(kind_name(static_cast<Kind>(k)));
+    c[1] = Cell::count(per[k].removed);
+    c[2] = Cell::number(per[k].removed_bytes).in_csv(static_cast<double>(removed_rounded[k - 1]));
+    c[3] = Cell::count(per[k].kept);
+    c[4] = Cell::number(per[k].kept_bytes).in_csv(static_cast<double>(kept_rounded[k - 1]));
+    return RowIs::Item;
+  }};
+
   if (format == Format::Json) {
     JsonWriter w(out);
     w.begin_object();
@@ -183,45 +221,13 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
     w.field("removed_kept_alive_only_by_them_count", dragged);
     w.field("saved_bytes", removed_bytes);
     w.field("remaining_bytes", file - removed_bytes);
-    w.key("kinds");
-    w.begin_array();
-    for (unsigned k = 1; k <= kMaxKind; ++k) {
-      if (!per[k].removed && !per[k].kept) continue;
-      w.begin_object();
-      w.field("kind", kind_name(static_cast<Kind>(k)));
-      w.field("removed_type_count", per[k].removed);
-      w.field("removed_bytes", per[k].removed_bytes);
-      w.field("kept_type_count", per[k].kept);
-      w.field("kept_bytes", per[k].kept_bytes);
-      w.end_object();
-    }
-    w.end_array();
+    print_json_items(&view, w, "kinds");
     w.end_object();
     w.finish();
     return;
   }
-  // Whole bytes per kind, rounded so that each column adds up to its TOTAL.
-  std::vector<double> removed_parts, kept_parts;
-  std::uint64_t kept_types = 0;
-  double kept_bytes = 0;
-  for (unsigned k = 1; k <= kMaxKind; ++k) {
-    removed_parts.push_back(per[k].removed_bytes);
-    kept_parts.push_back(per[k].kept_bytes);
-    kept_types += per[k].kept;
-    kept_bytes += per[k].kept_bytes;
-  }
-  const auto removed_rounded = round_to_total(removed_parts, static_cast<std::uint64_t>(removed_bytes + 0.5));
-  const auto kept_rounded = round_to_total(kept_parts, static_cast<std::uint64_t>(kept_bytes + 0.5));
   if (format == Format::Csv) {
-    CsvWriter csv(out, {"kind", "removed_type_count", "removed_bytes", "kept_type_count", "kept_bytes"});
-    for (unsigned k = 1; k <= kMaxKind; ++k) {
-      if (!per[k].removed && !per[k].kept) continue;
-      csv.row({kind_name(static_cast<Kind>(k)), fmt::format("{}", per[k].removed),
-               fmt::format("{}", removed_rounded[k - 1]), fmt::format("{}", per[k].kept),
-               fmt::format("{}", kept_rounded[k - 1])});
-    }
-    csv.row({"TOTAL", fmt::format("{}", direct + dragged), fmt::format("{:.0f}", removed_bytes),
-             fmt::format("{}", kept_types), fmt::format("{:.0f}", kept_bytes)});
+    print_csv(view, out);
     return;
   }
   out.print("{} without {}:\n", esc(btf.name()), names);
@@ -230,153 +236,7 @@ void print_without(const Btf& btf, const Footprint& fp, const std::vector<Kind>&
             with_commas(direct), with_commas(dragged));
   out.print("  remaining {}: {}\n\n", human_size(file - removed_bytes),
             fmt::format("{} types", with_commas(n - direct - dragged)));
-  out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", "KIND", "REMOVED", "BYTES", "KEPT", "BYTES");
-  for (unsigned k = 1; k <= kMaxKind; ++k) {
-    if (!per[k].removed && !per[k].kept) continue;
-    out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", kind_name(static_cast<Kind>(k)), with_commas(per[k].removed),
-              human_size(per[k].removed_bytes), with_commas(per[k].kept), human_size(per[k].kept_bytes));
-  }
-  out.print("{:<14}{:>10}{:>12}{:>10}{:>12}\n", "TOTAL", with_commas(direct + dragged), human_size(removed_bytes),
-            with_commas(kept_types), human_size(kept_bytes));
-}
-
-void print_modules(const std::vector<std::shared_ptr<const Btf>>& modules, Format format, std::size_t top,
-                   OutputBuffer& out) {
-  const ModuleReport report = analyze_modules(modules);
-  // The rows shown: the largest modules, the rest folded into one row; then the total of all.
-  const std::size_t shown = std::min(top, report.modules.size());
-  ModuleCost others{fmt::format("[{} others]", with_commas(report.modules.size() - shown)), "", 0, 0, 0};
-  ModuleCost total{"TOTAL", "", 0, 0, 0};
-  auto add = [](ModuleCost& sum, const ModuleCost& m) {
-    sum.file_bytes += m.file_bytes, sum.type_count += m.type_count, sum.kernel_bytes += m.kernel_bytes;
-  };
-  for (std::size_t i = 0; i < report.modules.size(); ++i) {
-    add(total, report.modules[i]);
-    if (i >= shown) add(others, report.modules[i]);
-  }
-  // The kernel they are split on, with every one of them loaded: what a system that loads them all keeps.
-  const Btf* base = modules.empty() || !modules.front()->is_split() ? nullptr : modules.front()->base_shared().get();
-  const std::uint64_t base_memory =
-      base ? kernel_memory(base->raw().size(), base->own_count(), LoadedAs::Vmlinux).total() : 0;
-  const std::size_t dup_shown = std::min(top, report.duplicates.size());
-  double dup_others = 0;
-  for (std::size_t i = dup_shown; i < report.duplicates.size(); ++i) dup_others += report.duplicates[i].saved_bytes;
-
-  if (format == Format::Json) {
-    JsonWriter w(out);
-    auto module = [&](const ModuleCost& m) {
-      w.begin_object();
-      w.field("module", m.module);
-      w.field("file", m.file);
-      w.field("file_bytes", m.file_bytes);
-      w.field("type_count", m.type_count);
-      w.field("kernel_memory_bytes", m.kernel_bytes);
-      w.end_object();
-    };
-    w.begin_object();
-    w.field("module_count", report.modules.size());
-    w.field("file_bytes", total.file_bytes);
-    w.field("type_count", total.type_count);
-    w.field("kernel_memory_bytes", total.kernel_bytes);
-    w.key("base");
-    if (base) {
-      w.begin_object();
-      w.field("file", base->name());
-      w.field("kernel_memory_bytes", base_memory);
-      w.field("loaded_with_modules_bytes", base_memory + total.kernel_bytes);
-      w.end_object();
-    } else {
-      w.value(nullptr);
-    }
-    w.key("modules");
-    w.begin_array();
-    for (std::size_t i = 0; i < shown; ++i) module(report.modules[i]);
-    w.end_array();
-    w.key("folded");
-    w.begin_array();
-    if (shown < report.modules.size()) {
-      w.begin_object();
-      w.field("label", others.module);
-      w.field("module_count", report.modules.size() - shown);
-      w.field("file_bytes", others.file_bytes);
-      w.field("type_count", others.type_count);
-      w.field("kernel_memory_bytes", others.kernel_bytes);
-      w.end_object();
-    }
-    w.end_array();
-    w.field("duplicate_count", report.duplicates.size());
-    w.field("saved_bytes", report.saved_bytes);
-    w.key("duplicates");
-    w.begin_array();
-    for (std::size_t i = 0; i < dup_shown; ++i) {
-      const auto& d = report.duplicates[i];
-      w.begin_object();
-      w.field("kind", kind_name(d.kind));
-      w.field("name", d.name);
-      w.field("copy_count", d.copies);
-      w.field("each_bytes", d.bytes_each);
-      w.field("saved_bytes", d.saved_bytes);
-      w.key("modules");
-      w.begin_array();
-      for (const auto& m : d.modules) w.value(m);
-      w.end_array();
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    w.finish();
-    return;
-  }
-  if (format == Format::Csv) {
-    CsvWriter csv(out, {"module", "file", "type_count", "file_bytes", "kernel_memory_bytes"});
-    auto row = [&](const ModuleCost& m) {
-      csv.row({CsvWriter::name(m.module), CsvWriter::name(m.file), fmt::format("{}", m.type_count),
-               fmt::format("{}", m.file_bytes), fmt::format("{}", m.kernel_bytes)});
-    };
-    for (std::size_t i = 0; i < shown; ++i) row(report.modules[i]);
-    if (shown < report.modules.size()) row(others);
-    row(total);
-    return;
-  }
-
-  std::size_t longest = 6;
-  for (std::size_t i = 0; i < shown; ++i) longest = std::max(longest, display_width(fmt::format("{}", esc(report.modules[i].module))));
-  longest = std::max(longest, others.module.size());
-  std::size_t w = name_column_width(longest, 37, 16, terminal_columns(STDOUT_FILENO));
-  out.print("{:<{}}{:>10}{:>12}{:>15}\n", "MODULE", w, "TYPES", "BTF", "KERNEL MEMORY");
-  auto row = [&](std::string_view name, const ModuleCost& m) {
-    out.print("{:<{}}{:>10}{:>12}{:>15}\n", fit_to_column(name, w), w, with_commas(m.type_count),
-              human_size(m.file_bytes), human_size(m.kernel_bytes));
-  };
-  for (std::size_t i = 0; i < shown; ++i) row(fmt::format("{}", esc(report.modules[i].module)), report.modules[i]);
-  if (shown < report.modules.size()) row(others.module, others);
-  row("TOTAL", total);
-  if (base)
-    out.print("\nthe kernel with these modules loaded: {} = {} ({}, as vmlinux) + {} (modules)\n",
-              human_size(base_memory + total.kernel_bytes), human_size(base_memory), esc(base->name()),
-              human_size(total.kernel_bytes));
-  out.print("\n{} types are carried by more than one module; moving them into the base saves {}\n",
-            with_commas(report.duplicates.size()), human_size(report.saved_bytes));
-  if (report.duplicates.empty()) return;
-  std::vector<std::string> labels;
-  longest = 4;
-  for (std::size_t i = 0; i < dup_shown; ++i) {
-    const auto& d = report.duplicates[i];
-    labels.push_back(fmt::format("{} {}", kind_name(d.kind), esc(d.name)));
-    longest = std::max(longest, display_width(labels.back()));
-  }
-  const std::string folded = fmt::format("[{} others]", with_commas(report.duplicates.size() - dup_shown));
-  longest = std::max(longest, folded.size());
-  w = name_column_width(longest, 32, 16, terminal_columns(STDOUT_FILENO));
-  out.print("\n{:<{}}{:>8}{:>12}{:>12}\n", "TYPE", w, "COPIES", "EACH", "SAVED");
-  for (std::size_t i = 0; i < dup_shown; ++i) {
-    const auto& d = report.duplicates[i];
-    out.print("{:<{}}{:>8}{:>12}{:>12}\n", fit_to_column(labels[i], w), w, d.copies, human_size(d.bytes_each),
-              human_size(d.saved_bytes));
-  }
-  if (report.duplicates.size() > dup_shown)
-    out.print("{:<{}}{:>8}{:>12}{:>12}\n", folded, w, "", "", human_size(dup_others));
-  out.print("{:<{}}{:>8}{:>12}{:>12}\n", "TOTAL", w, "", "", human_size(report.saved_bytes));
+  print_table(view, out);
 }
 
 }  // namespace btfslim

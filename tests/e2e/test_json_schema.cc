@@ -172,6 +172,18 @@ TEST_CASE("json-schema: measure speaks the vocabulary", "[json-schema]") {
   const Kernels k = kernels();
   expect_vocabulary({"measure", "--format", "json", k.first}, {k.first});
   expect_vocabulary({"measure", "--format", "json", "--all", core_target("moved")}, {core_target("moved")});
+  // Every view of measure: each --by, one type, the BTF without some kinds, modules.
+  for (const char* by : {"kind", "type", "prefix"})
+    expect_vocabulary({"measure", "--format", "json", "--by", by, k.first}, {k.first});
+  expect_vocabulary({"measure", "--format", "json", "--without", "func", k.first}, {k.first});
+  if (k.real) expect_vocabulary({"measure", "--format", "json", "--type", "task_struct", k.first}, {k.first});
+  std::string why;
+  if (const auto other = other_kernel(why)) {
+    const std::string module = other->module("net/netfilter/nf_conntrack.ko");
+    for (const char* by : {"default", "type"})
+      expect_vocabulary({"measure", "--format", "json", "--by", by, "--base", other->vmlinux, "--modules", module},
+                        {other->vmlinux, module});
+  }
 }
 
 TEST_CASE("json-schema: diff speaks the vocabulary", "[json-schema]") {
