@@ -99,7 +99,7 @@ ObjectOnTarget check_cell(const BpfObject& object, const CandidateIndex& index, 
   count_outcomes(cell, strict);
   if (!keep_code) code.reset();
   cell.kernel_refs = resolve_kernel_refs(object, refs, names);
-  cell.kernel_refs_shown = names.has_functions();
+  cell.kernel_refs_decidable = names.has_functions();
   // The target is dropped after the object: keep the roots that matched, named, not the paths into it;
   // once for each list of matches (relocations asking the same question share theirs). A question's
   // last list is tried first: it is nearly always the one.
