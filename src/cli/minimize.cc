@@ -703,7 +703,8 @@ void register_minimize(CLI::App& app) {
                 "write nothing for a source on which a relocation would fail to load (poisoned where a program "
                 "reaches it, ambiguous, or an error)");
   cmd->add_option("--jobs,-j", args->jobs, "minimize this many sources of a batch at once (default: one per CPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, 4096))
+      ->type_name("N");
   CLI::Option* shard = cmd->add_option(
       "--shard", args->shard, "I/N: minimize only the I-th of N interleaved parts of the batch's sorted source files");
   CLI::Option* kernel_opt = cmd->add_option(
