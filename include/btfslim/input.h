@@ -179,6 +179,7 @@ ResolvedInput resolve_input(std::string_view arg);
 // --strict-input: every input must be a file named on the command line. In CI, after a kernel build
 // that failed to write its vmlinux, `btfslim measure vmlinux` must not quietly measure the host.
 void set_strict_inputs(bool strict);
+bool strict_inputs();
 
 // Whether `path` is a BPF object as a compiler writes it: an EM_BPF ELF file with a symbol table or a
 // .BTF.ext (minimize's BTF-only ELF, made for libbpf's btf_custom_path, has neither). Reads the ELF

@@ -172,6 +172,8 @@ void run_check(const CheckArgs& args) {
     std::fprintf(stderr, "btfslim: note: --allow-missing is deprecated and does nothing: a poisoned relocation in dead "
                          "code no longer fails the check (--strict fails it)\n");
   const bool running = args.targets.empty();
+  if (running && strict_inputs())
+    fail("--btf", "none given, which means the running kernel's BTF (--strict-input takes files only)");
   std::vector<std::string> modules;
   if (!args.modules.empty()) {
     if (args.targets.size() != 1 || is_archive_path(args.targets[0]) || std::filesystem::is_directory(args.targets[0]))

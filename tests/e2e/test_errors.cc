@@ -277,5 +277,14 @@ TEST_CASE("kinds are comma-separated: a kind left as the input says so (--kind, 
   }
 }
 
+TEST_CASE("strict inputs: no --btf is named as --btf, not as an input", "[errors]") {
+  const std::string object = test_object("core_fields");
+  expect_rejected(btfslim({"check", "--strict-input", object}), "check --strict-input", "--btf",
+                  "none given, which means the running kernel's BTF (--strict-input takes files only)");
+  const TempDir dir;
+  expect_rejected(btfslim({"minimize", "--strict-input", "-o", dir.file("out.btf"), object}), "minimize --strict-input",
+                  "--btf", "none given");
+}
+
 }  // namespace
 }  // namespace btfslim::test

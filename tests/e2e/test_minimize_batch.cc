@@ -304,6 +304,22 @@ TEST_CASE("minimize batch: --shard I/N parts partition the tree", "[minimize-bat
     CHECK_THAT(r.err, StartsWith("btfslim: --shard"));
     CHECK(!fs::exists(dir.file("bad")));
   }
+
+  // One source gives one file, and --shard takes part of a batch: with one source file, or the running
+  // kernel, it is refused rather than turning -o FILE into a directory FILE/vmlinux.
+  const std::string object = test_object("core_fields");
+  for (const std::vector<std::string>& source : {std::vector<std::string>{"--btf", core_target("moved")},
+                                                 std::vector<std::string>{}}) {
+    std::vector<std::string> args{"minimize", "-o", dir.file("x.btf"), "--shard", "1/2", object};
+    args.insert(args.end(), source.begin(), source.end());
+    const RunResult r = btfslim(args);
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, StartsWith("btfslim: --shard: goes with a batch"));
+    CHECK(!fs::exists(dir.file("x.btf")));
+  }
 }
 
 // How many relocations of the batch's objects `btfslim check` fails on `btf`.
