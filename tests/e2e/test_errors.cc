@@ -255,6 +255,15 @@ TEST_CASE("counts: a whole number, said so in one line", "[errors]") {
   CHECK(btfslim({"measure", btf, "-n", "0"}).status == 0);
 }
 
+TEST_CASE("strict inputs: no --btf is named as --btf, not as an input", "[errors]") {
+  const std::string object = test_object("core_fields");
+  expect_rejected(btfslim({"check", "--strict-input", object}), "check --strict-input", "--btf",
+                  "none given, which means the running kernel's BTF (--strict-input takes files only)");
+  const TempDir dir;
+  expect_rejected(btfslim({"minimize", "--strict-input", "-o", dir.file("out.btf"), object}), "minimize --strict-input",
+                  "--btf", "none given");
+}
+
 TEST_CASE("kinds are comma-separated: a kind left as the input says so (--kind, --without)", "[errors]") {
   const TempDir dir;
   const std::string btf = dir.file("f.btf");
@@ -277,13 +286,34 @@ TEST_CASE("kinds are comma-separated: a kind left as the input says so (--kind, 
   }
 }
 
-TEST_CASE("strict inputs: no --btf is named as --btf, not as an input", "[errors]") {
-  const std::string object = test_object("core_fields");
-  expect_rejected(btfslim({"check", "--strict-input", object}), "check --strict-input", "--btf",
-                  "none given, which means the running kernel's BTF (--strict-input takes files only)");
+TEST_CASE("a bare name of two kinds asks for the kind: --type and budget type limits", "[errors]") {
   const TempDir dir;
-  expect_rejected(btfslim({"minimize", "--strict-input", "-o", dir.file("out.btf"), object}), "minimize --strict-input",
-                  "--btf", "none given");
+  const std::string btf = dir.file("clash.btf");
+  write_file(btf, kind_clash_btf());
+  expect_rejected(btfslim({"measure", btf, "--type", "vmpressure"}), "measure --type vmpressure", btf,
+                  "--type 'vmpressure' names a STRUCT [2] and a FUNC [4]: say which, as 'struct vmpressure' or "
+                  "'func vmpressure'");
+  CHECK(btfslim({"measure", btf, "--type", "struct vmpressure"}).status == 0);
+  CHECK(btfslim({"measure", btf, "--type", "func vmpressure"}).status == 0);
+  CHECK(btfslim({"measure", btf, "--type", "used_by_both"}).status == 0);
+
+  const std::string config = dir.file("btfslim.toml");
+  write_file(config, "[[budget]]\nname = \"clash\"\ninput = \"clash.btf\"\ntype.vmpressure = \"1 KiB\"\n");
+  const RunResult r = btfslim({"budget", "--config", config});
+  expect_rejected(r, "budget", config + ":4", "budget 'clash': type 'vmpressure' in " + btf +
+                                                   " names a STRUCT [2] and a FUNC [4]: say which");
+  write_file(config, "[[budget]]\nname = \"clash\"\ninput = \"clash.btf\"\ntype.\"struct vmpressure\" = \"1 KiB\"\n");
+  CHECK(btfslim({"budget", "--config", config}).status == 0);
+}
+
+TEST_CASE("a budget's missing baseline is reported at the line that names it", "[errors]") {
+  const TempDir dir;
+  write_file(dir.file("f.btf"), footprint_btf());
+  const std::string config = dir.file("btfslim.toml");
+  write_file(config, "[[budget]]\nname = \"growth\"\ninput = \"f.btf\"\n# saved by measure\nbaseline = \"gone.json\"\n"
+                     "max_growth = \"1%\"\n");
+  expect_rejected(btfslim({"budget", "--config", config}), "budget", config + ":5",
+                  "budget 'growth': baseline " + dir.file("gone.json") + ": ");
 }
 
 }  // namespace

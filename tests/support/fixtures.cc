@@ -98,6 +98,19 @@ std::string footprint_btf(bool with_tag) {
   return raw(t, false);
 }
 
+std::string kind_clash_btf() {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  const int i32 = check(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+  check(btf__add_struct(t, "vmpressure", 4));
+  check(btf__add_field(t, "x", i32, 0, 0));
+  const int proto = check(btf__add_func_proto(t, i32));
+  check(btf__add_func(t, "vmpressure", BTF_FUNC_GLOBAL, proto));
+  check(btf__add_struct(t, "used_by_both", 4));
+  check(btf__add_field(t, "y", i32, 0, 0));
+  return raw(t, false);
+}
+
 std::string prototypes_btf() {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
