@@ -26,8 +26,12 @@ if [ -n "$missing" ]; then
   apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
+# The build with every test and the benchmark's tools (-Dtests=all; meson's default builds none of them),
+# also where an earlier setup of the directory left the option otherwise.
 builddir=${1:-build}
 if [ ! -f "$builddir/build.ninja" ]; then
-  meson setup "$builddir" --buildtype=release >/dev/null
+  meson setup "$builddir" --buildtype=release -Dtests=all >/dev/null
+elif ! meson introspect "$builddir" --buildoptions | grep -q '"name": "tests", "value": "all"'; then
+  meson configure "$builddir" -Dtests=all >/dev/null
 fi
 ninja -C "$builddir" >/dev/null

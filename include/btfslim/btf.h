@@ -507,6 +507,10 @@ class TypePattern {
   TypeId id() const { return id_; }                 // 0 unless an id was given
   // Throws the InputError for a pattern that found nothing: "FILE: OPTION 'TEXT': no type matches ...".
   [[noreturn]] void fail_unmatched(const Btf& btf, std::string_view option) const;
+  // Where a bare NAME found types of more than one kind (`vmpressure`: a STRUCT and a FUNC), what to
+  // say: "names a STRUCT [12] and a FUNC [40]: say which, as 'struct vmpressure' or 'func vmpressure'".
+  // "" when the kinds agree (ENUM and ENUM64 are one, as C spells them), or a kind or id was given.
+  std::string kind_clash(const Btf& btf, std::span<const TypeId> found) const;
 
  private:
   std::string text_, name_;
@@ -516,7 +520,8 @@ class TypePattern {
 };
 
 // Every type `text` names (no globs), in id order; an InputError naming the input and `option` where
-// none does: a type that matches nothing is an error on every command.
+// none does, or where a bare name finds types of several kinds (TypePattern::kind_clash): a type that
+// matches nothing, or that needs its kind to be told, is an error on every command.
 std::vector<TypeId> find_types(const Btf& btf, std::string_view text, std::string_view option);
 
 }  // namespace btfslim

@@ -32,7 +32,7 @@ enum class BudgetQuantity {
   Total,         // the BTF blob's bytes (file_bytes)
   KernelMemory,  // what the kernel keeps resident for it (kernel_memory.h)
   Kind,          // the bytes of one kind: records and their share of the strings
-  Type,          // the retained bytes of a type (the largest, when several have the name)
+  Type,          // the retained bytes of a type (the largest, when several of one kind have the name)
 };
 
 struct BudgetLimit {
@@ -55,6 +55,7 @@ struct Budget {
   std::string base;      // for a split input
   std::string baseline;  // a saved `btfslim measure --format json`
   std::uint32_t line = 0;  // the [[budget]] header
+  std::uint32_t baseline_line = 0;  // where `baseline` is set
   std::vector<BudgetLimit> limits;
   bool needs_types() const;  // a type limit: the full footprint (graph, dominators) is needed
 };

@@ -23,7 +23,7 @@ struct ObjectOnTarget {
   std::vector<std::uint32_t> targets;
   std::vector<std::string> target_names;
   std::vector<KernelRefResult> kernel_refs;  // per CheckRun::kernel_refs[object], in order
-  bool kernel_refs_shown = true;  // false on a target without functions: all unchecked, left out of tables
+  bool kernel_refs_decidable = true;  // false on a target without functions: all unchecked, for one reason
   // Its relocations by outcome, and how many fail the check: counted once, by count_outcomes(), for
   // every report and the exit status (an agent's cell has tens of thousands).
   struct Counts {

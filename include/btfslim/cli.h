@@ -54,6 +54,14 @@ CLI::Option* add_base_option(CLI::App& cmd, std::string& base, const std::string
 // --attach-target PROG=FUNC, split; an InputError where either side is missing.
 std::vector<std::pair<std::string, std::string>> parse_attach_targets(const std::vector<std::string>& args);
 
+// The check of a count (-n, -j): a whole number from `min` to `max`, without sign. CLI11's own checks
+// say "Could not convert: --top = abc", print a range of 300 digits, or take -1 as the largest count.
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max = UINT64_MAX);
+
+// `--kind struct union` leaves `union` to be read as the input: an input that is no file but a kind's
+// name, after `option` was given, is an InputError saying that the option takes its kinds comma-separated.
+void refuse_kind_as_input(const std::string& input, const std::vector<std::string>& kinds, std::string_view option);
+
 // "struct", "FUNC_PROTO", ... as kinds; an unknown name is an InputError naming `option`.
 std::vector<Kind> parse_kind_list(const std::vector<std::string>& names, std::string_view option);
 

@@ -89,6 +89,8 @@ class ElfFile {
   std::string_view module_release() const;
   // Whether the file's data is big-endian (EI_DATA).
   bool big_endian() const;
+  // The architecture its header names (e_machine): EM_BPF for a BPF object, EM_X86_64 for a vmlinux.
+  std::uint16_t machine() const;
 
   // The function symbols (STT_FUNC) of the symbol table, with the name of the section each is in.
   // The names point into the mapped file.
@@ -184,6 +186,12 @@ ResolvedInput resolve_input(std::string_view arg);
 // --strict-input: every input must be a file named on the command line. In CI, after a kernel build
 // that failed to write its vmlinux, `btfslim measure vmlinux` must not quietly measure the host.
 void set_strict_inputs(bool strict);
+bool strict_inputs();
+
+// Whether `path` is a BPF object as a compiler writes it: an EM_BPF ELF file with a symbol table or a
+// .BTF.ext (minimize's BTF-only ELF, made for libbpf's btf_custom_path, has neither). Reads the ELF
+// header alone first, so that asking it of a 600 MB vmlinux costs one read of 20 bytes.
+bool is_bpf_object_file(const std::string& path);
 
 struct LoadOptions {
   std::string base{};           // --base: the BTF a split input continues ("" = none, or automatic)

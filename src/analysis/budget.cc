@@ -132,11 +132,16 @@ void check_budget(const Budget& budget, const std::string& config_file, const Bt
     r.input = figures.input;
     r.what = quantity_name(l);
     if (l.quantity == BudgetQuantity::Type) {
-      const auto ids = TypePattern::parse(l.type, TypePattern::Globs::No).find(btf);
+      const TypePattern pattern = TypePattern::parse(l.type, TypePattern::Globs::No);
+      const auto ids = pattern.find(btf);
       if (ids.empty())
         fail(fmt::format("{}:{}", config_file, l.line),
              "budget '{}': no type named '{}' in {} (remove the limit or fix the name: NAME, 'struct NAME' or an id)",
              esc(budget.name), esc(l.type), esc(btf.name()));
+      // Which of two types of one name a limit means (a STRUCT and a FUNC vmpressure) is not guessed.
+      if (const std::string clash = pattern.kind_clash(btf, ids); !clash.empty())
+        fail(fmt::format("{}:{}", config_file, l.line), "budget '{}': type '{}' in {} {}", esc(budget.name),
+             esc(l.type), esc(btf.name()), clash);
       for (const TypeId id : ids)
         r.measured = std::max<std::uint64_t>(r.measured, whole_bytes(fp.retained[id - btf.first_id()]));
     } else {

@@ -10,12 +10,26 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace btfslim {
 namespace {
 
+// Where btf_dump prints to. libbpf 1.1.2 writes a prototype without parameters as `()` (a function of
+// unspecified arguments to C before C23: -Wstrict-prototypes warns); bpftool's libbpf, and libbpf from
+// 1.2 on, write `(void)`. btf_dump prints a parameter list's "(" and ")" each as a call of its own, so a
+// ")" right after "(" is an empty list, the only place C output has nothing between two parentheses:
+// `void` goes between them.
+struct CPrinter {
+  OutputBuffer& out;
+  bool after_open = false;  // the last call printed "(" alone
+};
+
 void print_to_buffer(void* ctx, const char* format, va_list args) {
-  auto& out = *static_cast<OutputBuffer*>(ctx);
+  auto& printer = *static_cast<CPrinter*>(ctx);
+  auto& out = printer.out;
+  const bool after_open = std::exchange(printer.after_open, std::strcmp(format, "(") == 0);
+  if (after_open && std::strcmp(format, ")") == 0) out.write("void");
   char small[256];
   va_list copy;
   va_copy(copy, args);
@@ -49,7 +63,8 @@ void dump_c(const Btf& btf, const TypeSelection& selection, OutputBuffer& out) {
   }
   check_c_printable(btf, roots);  // before anything is printed
   const LibbpfBtf lib(btf);
-  std::unique_ptr<struct btf_dump, BtfDumpDeleter> d(btf_dump__new(lib.get(), print_to_buffer, &out, nullptr));
+  CPrinter printer{out};
+  std::unique_ptr<struct btf_dump, BtfDumpDeleter> d(btf_dump__new(lib.get(), print_to_buffer, &printer, nullptr));
   if (!d) fail(btf.name(), "libbpf cannot set up a C dump: {}", std::strerror(errno));
 
   out.write(

@@ -5,6 +5,8 @@
 #include "btfslim/error.h"
 #include "btfslim/escape.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include <fnmatch.h>
@@ -56,10 +58,35 @@ void TypePattern::fail_unmatched(const Btf& btf, std::string_view option) const 
        esc(text_));
 }
 
+std::string TypePattern::kind_clash(const Btf& btf, std::span<const TypeId> found) const {
+  if (id_ != 0 || kind_) return "";
+  // The first type of each kind, in id order; ENUM64 counts as ENUM ("enum NAME" finds both).
+  auto same = [](Kind k) { return k == Kind::Enum64 ? Kind::Enum : k; };
+  std::vector<TypeId> firsts;
+  for (const TypeId id : found) {
+    const Kind k = same(btf.type(id).kind());
+    if (std::none_of(firsts.begin(), firsts.end(), [&](TypeId f) { return same(btf.type(f).kind()) == k; }))
+      firsts.push_back(id);
+  }
+  if (firsts.size() < 2) return "";
+  std::string kinds, spelled;
+  for (std::size_t i = 0; i < firsts.size(); ++i) {
+    const char* sep = i == 0 ? "" : i + 1 == firsts.size() ? " and " : ", ";
+    const std::string_view kind = kind_name(btf.type(firsts[i]).kind());
+    kinds += fmt::format("{}a {} [{}]", sep, kind, firsts[i]);
+    std::string lower(kind);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    spelled += fmt::format("{}'{} {}'", i == 0 ? "" : i + 1 == firsts.size() ? " or " : ", ", lower, esc(name_));
+  }
+  return fmt::format("names {}: say which, as {}", kinds, spelled);
+}
+
 std::vector<TypeId> find_types(const Btf& btf, std::string_view text, std::string_view option) {
   const TypePattern p = TypePattern::parse(text, TypePattern::Globs::No);
   auto found = p.find(btf);
   if (found.empty()) p.fail_unmatched(btf, option);
+  if (const std::string clash = p.kind_clash(btf, found); !clash.empty())
+    fail(btf.name(), "{} '{}' {}", option, esc(text), clash);
   return found;
 }
 

@@ -93,13 +93,19 @@ void run_budget(const BudgetArgs& args, bool config_given) {
                                        std::move(names));
     m.figures = budget_figures(*m.btf, *m.fp);
   }
+  // A baseline that cannot be read is reported at the line that names it, with what is wrong with it.
   std::map<std::string, BudgetFigures> baselines;
   for (const Job& j : jobs) {
     if (j.baseline.empty() || baselines.count(j.baseline)) continue;
-    const auto f = FileBytes::open(j.baseline);
-    const auto b = f->bytes();
-    baselines[j.baseline] =
-        baseline_figures(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()), j.baseline);
+    try {
+      const auto f = FileBytes::open(j.baseline);
+      const auto b = f->bytes();
+      baselines[j.baseline] =
+          baseline_figures(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()), j.baseline);
+    } catch (const InputError& e) {
+      fail(fmt::format("{}:{}", args.config, j.budget->baseline_line), "budget '{}': baseline {}", esc(j.budget->name),
+           e.what());
+    }
   }
 
   std::vector<LimitResult> results;

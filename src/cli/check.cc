@@ -79,11 +79,29 @@ CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>&
     auto vmlinux = load_btf("");
     return CoreTarget(vmlinux, running_modules(vmlinux));
   }
+  // A BPF program's object (with .BTF.ext, its programs' line info) holds that object's types: a loader
+  // never resolves against it. Allowed, but said. (BTF that clang wrote from C types alone has no
+  // programs: the tests' targets are made so.)
+  if (const std::string path = resolve_input(arg).path;
+      is_bpf_object_file(path) && ElfFile(FileBytes::open(path)).section(".BTF.ext"))
+    std::fprintf(stderr, "btfslim: note: %s is a BPF object, not a kernel: its BTF holds only that object's types\n",
+                 escape(path).c_str());
   if (base) return CoreTarget(base, {load_btf_file(resolve_input(arg).path, base)});
   auto btf = load_btf(arg);
   // A module's split BTF found with its vmlinux (a /sys/kernel/btf module): search vmlinux first.
   if (btf->is_split()) return CoreTarget(btf->base_shared(), {btf});
   return CoreTarget(btf);
+}
+
+// libbpf opens an object only where it runs on a kernel of the object's byte order (endianness
+// mismatch): an object of the other order fails whole, not relocation by relocation.
+void check_byte_order(const std::vector<std::string>& objects, const std::vector<bool>& big_endian, const Btf& kernel) {
+  auto order = [](bool big) { return big ? "big-endian" : "little-endian"; };
+  for (std::size_t i = 0; i < objects.size(); ++i)
+    if (big_endian[i] != kernel.big_endian())
+      fail(objects[i], "byte order: a {} BPF object, and {} is {}: libbpf loads an object only on a kernel of its "
+                       "byte order (build it with clang -target {})",
+           order(big_endian[i]), esc(kernel.name()), order(kernel.big_endian()), kernel.big_endian() ? "bpfeb" : "bpfel");
 }
 
 // One object on one target: every CO-RE relocation resolved, reached or not, counted; its kernel
@@ -107,7 +125,7 @@ ObjectOnTarget check_cell(const BpfObject& object, const CandidateIndex& index, 
     code.reset();
   }
   cell.kernel_refs = resolve_kernel_refs(object, refs, names);
-  cell.kernel_refs_shown = names.has_functions();
+  cell.kernel_refs_decidable = names.has_functions();
   // The target is dropped after the object: keep the roots that matched, named, not the paths into it;
   // once for each list of matches (relocations asking the same question share theirs). A question's
   // last list is tried first: it is nearly always the one.
@@ -164,6 +182,8 @@ void run_check(const CheckArgs& args) {
     std::fprintf(stderr, "btfslim: note: --allow-missing is deprecated and does nothing: a poisoned relocation in dead "
                          "code no longer fails the check (--strict fails it)\n");
   const bool running = args.targets.empty();
+  if (running && strict_inputs())
+    fail("--btf", "none given, which means the running kernel's BTF (--strict-input takes files only)");
   std::vector<std::string> modules;
   if (!args.modules.empty()) {
     if (args.targets.size() != 1 || is_archive_path(args.targets[0]) || std::filesystem::is_directory(args.targets[0]))
@@ -190,8 +210,10 @@ void run_check(const CheckArgs& args) {
   // A handful of objects (kHeldObjects, what one loader usually has) is kept from the first reading
   // to the second: each parsed object costs tens of KiB, less than reading it twice.
   const bool stream = one_target && args.objects.size() > kHeldObjects;
+  std::vector<bool> big_endian;
   for (const auto& path : args.objects) {
     auto object = BpfObject::open(path, stream ? BpfObject::Reading::Asked : BpfObject::Reading::All);
+    big_endian.push_back(object->btf().big_endian());
     auto refs = kernel_references(*object, attach, &used);
     asked.add(*object, refs);
     if (stream) continue;
@@ -216,6 +238,7 @@ void run_check(const CheckArgs& args) {
 
   if (one_target) {
     const CoreTarget target = load_target(targets[0], base, running, modules);
+    check_byte_order(args.objects, big_endian, target.main());
     const CandidateIndex index(target, asked.roots.roots());
     const std::vector<KernelRef>* all_refs = &asked.refs;
     const KernelNameIndex names(target, std::span(all_refs, 1));
@@ -251,6 +274,7 @@ void run_check(const CheckArgs& args) {
     std::vector<std::optional<BpfCode>> code(run.objects.size());
     run.cells.resize(run.objects.size());
     auto check_on = [&](const std::string& t, const CoreTarget& target) {
+      check_byte_order(args.objects, big_endian, target.main());
       const CandidateIndex index(target, asked.roots.roots());
       const KernelNameIndex names(target, run.kernel_refs);
       run.targets.push_back(t);

@@ -113,7 +113,9 @@ void register_dedup(CLI::App& app) {
                 "write nothing; exit 1 when dedup would remove a type, 0 when there is none to remove")
       ->excludes(output);
   cmd->add_option("--format,-f", args->format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("-n,--top", args->top, "rows of the largest duplicated types in the table (default 10)");
+  cmd->add_option("-n,--top", args->top, "rows of the largest duplicated types in the table (default 10)")
+      ->check(whole_number(0))
+      ->type_name("N");
   cmd->callback([args, cmd] {
     // JSON lists every duplicated type: -n would cut nothing there.
     if (args->format == "json" && cmd->count("--top"))

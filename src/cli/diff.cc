@@ -94,7 +94,9 @@ void register_diff(CLI::App& app) {
                   "the BTF footprint per kind, as bloat-o-meter -c")
       ->check(CLI::IsMember({"type", "kind", "member"}));
   cmd->add_option("--format,-f", args->format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->add_option("-n,--top", args->top, "table rows; the rest fold into [N others] (default: all)");
+  cmd->add_option("-n,--top", args->top, "table rows; the rest fold into [N others] (default: all)")
+      ->check(whole_number(0))
+      ->type_name("N");
   cmd->add_flag("-v,--verbose", args->verbose, "with --by type, each member's change under its type");
   // The old spelling of --by kind, kept for scripts; not offered.
   cmd->add_flag("--by-kind", args->by_kind, "the same as --by kind")->group("");

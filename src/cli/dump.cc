@@ -23,6 +23,7 @@ void run_dump(const DumpArgs& args) {
   }
   selection.names = name_patterns(args.names);
   selection.kinds = parse_kind_list(args.kinds, "--kind");
+  refuse_kind_as_input(args.in.input, args.kinds, "--kind");
   const auto btf = load_btf(args.in.input, {args.in.base});
   selection.require_names(*btf);
   OutputBuffer out;
@@ -47,7 +48,8 @@ void register_dump(CLI::App& app) {
   // input that follows it, as in `dump --id 5 vmlinux`.
   cmd->add_option("--id", args->ids, "only these type ids: 5, 5-9, 5,7,10-12")->allow_extra_args(false);
   cmd->add_option("--name", args->names, "only types with this name: NAME, 'struct NAME', a glob (task_*)")->allow_extra_args(false);
-  cmd->add_option("--kind", args->kinds, "only types of these kinds: struct, union, enum, typedef, func, ...")
+  cmd->add_option("--kind", args->kinds, "only types of these kinds, comma-separated: struct,union,enum,typedef,func,...")
+      ->type_name("KINDS")
       ->delimiter(',')
       ->allow_extra_args(false);
   cmd->callback([args] { run_dump(*args); });

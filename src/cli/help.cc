@@ -58,6 +58,20 @@ std::vector<std::string> choices(const CLI::Option& opt) {
   return values;
 }
 
+// CLI11 shows an option that gathers values into a list as "--kind TEXT ...", which reads as
+// "--kind struct union"; ours take one value per occurrence (allow_extra_args(false): a value after it
+// is the next argument), so they are shown as "--kind KINDS", and their descriptions say to repeat the
+// option or to separate values with commas. A positional list (OBJ...) keeps its "...".
+class Formatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string opts = CLI::Formatter::make_option_opts(opt);
+    if (opt->nonpositional() && !opt->get_allow_extra_args())
+      if (const auto at = opts.find(" ..."); at != std::string::npos) opts.erase(at, 4);
+    return opts;
+  }
+};
+
 // One line per option: "COMMAND<TAB>NAMES<TAB>flag|value<TAB>CHOICES"; COMMAND is "btfslim" for the
 // options before any command. Hidden options (group "": old spellings kept for scripts) are left out, so
 // that neither the manual nor the completions have to offer them.
@@ -173,6 +187,9 @@ std::string version_text() {
 }
 
 void register_help(CLI::App& app) {
+  const auto formatter = std::make_shared<Formatter>();
+  app.formatter(formatter);
+  for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) c->formatter(formatter);
   app.set_version_flag("--version,-V", version_text, "print btfslim's version, libbpf's and the features built in");
   app.footer("Run 'btfslim help COMMAND' for a command's options; the manual is btfslim(1) and btfslim-COMMAND(1).");
 

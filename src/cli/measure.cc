@@ -176,6 +176,8 @@ void run_measure(const MeasureArgs& args) {
   o.filter.kinds = parse_kind_list(args.kinds, "--kind");
   o.filter.names = name_patterns(args.names);
   const auto without = parse_kind_list(args.without, "--without");
+  refuse_kind_as_input(args.in.input, args.kinds, "--kind");
+  refuse_kind_as_input(args.in.input, args.without, "--without");
   o.delivery.enabled = args.kernel_model == "module";
   if (!args.resident_base.empty()) {
     if (!o.delivery.enabled) fail("--resident-base", "goes with --kernel-model module");
@@ -220,14 +222,21 @@ void register_measure(CLI::App& app) {
       ->check(CLI::IsMember({"default", "kind", "type", "prefix"}));
   cmd->add_option("--sort", args->sort, "rank types by own or retained bytes (default retained)")
       ->check(CLI::IsMember({"own", "retained"}));
-  cmd->add_option("-n,--top", args->top, "show this many types; the rest fold into [N others] (default 20)");
+  cmd->add_option("-n,--top", args->top, "show this many types; the rest fold into [N others] (default 20)")
+      ->check(whole_number(0))
+      ->type_name("N");
   cmd->add_flag("--all", args->all, "list every type (JSON: all types; closure only with --closure)");
   cmd->add_flag("--closure", args->closure, "with --all: compute closure bytes for every listed type (slow)");
   // Vector options take one value per occurrence so that they do not swallow the input that follows.
-  cmd->add_option("--kind", args->kinds, "only types of these kinds")->delimiter(',')->allow_extra_args(false);
+  cmd->add_option("--kind", args->kinds, "only types of these kinds, comma-separated: struct,union,...")
+      ->type_name("KINDS")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   cmd->add_option("--name", args->names, "only types whose name matches this glob")->allow_extra_args(false);
   cmd->add_option("--type", args->type, "one type in detail: NAME, 'struct NAME' or an id");
-  cmd->add_option("--without", args->without, "what the BTF weighs without these kinds and what only they keep alive")
+  cmd->add_option("--without", args->without,
+                  "what the BTF weighs without these kinds (comma-separated: func,func_proto) and what only they keep alive")
+      ->type_name("KINDS")
       ->delimiter(',')
       ->allow_extra_args(false);
   cmd->add_option("--kernel-model", args->kernel_model,

@@ -629,14 +629,20 @@ void Batch::run() {
                    written + skipped + failed == 1 ? "" : "s");
 }
 
-// Several sources, a directory or an archive, or a shard of them: a batch writing under -o DIR.
+// Several sources, a directory or an archive: a batch writing under -o DIR (--shard takes part of one).
 bool is_batch(const MinimizeArgs& args) {
-  if (args.sources.size() > 1 || args.sharded) return true;
+  if (args.sources.size() > 1) return true;
   std::error_code ec;
   return args.sources.size() == 1 && (fs::is_directory(args.sources[0], ec) || is_archive_path(args.sources[0]));
 }
 
 void run_minimize(const MinimizeArgs& args) {
+  if (args.sources.empty() && strict_inputs())
+    fail("--btf", "none given, which means the running kernel's BTF (--strict-input takes files only)");
+  // One source gives one file: a shard of it would turn -o FILE into a directory.
+  if (args.sharded && !is_batch(args))
+    fail("--shard", "goes with a batch (several --btf, a directory or an archive of them); {} is one source",
+         args.sources.empty() ? std::string("the running kernel") : escape(args.sources[0]));
   // Every object is read first, for what it asks of the sources (and to refuse a bad one before any
   // work). One source then reads them again one at a time, each dropped before the next, so that many
   // objects hold no more memory than the largest; a batch, which reuses them for every source,
@@ -706,7 +712,8 @@ void register_minimize(CLI::App& app) {
                 "write nothing for a source on which a relocation would fail to load (poisoned where a program "
                 "reaches it, ambiguous, or an error)");
   cmd->add_option("--jobs,-j", args->jobs, "minimize this many sources of a batch at once (default: one per CPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, 4096))
+      ->type_name("N");
   CLI::Option* shard = cmd->add_option(
       "--shard", args->shard, "I/N: minimize only the I-th of N interleaved parts of the batch's sorted source files");
   CLI::Option* kernel_opt = cmd->add_option(

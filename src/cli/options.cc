@@ -2,6 +2,9 @@
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
 
+#include <charconv>
+#include <filesystem>
+
 namespace btfslim::cli {
 
 std::vector<std::pair<std::string, std::string>> parse_attach_targets(const std::vector<std::string>& args) {
@@ -14,6 +17,30 @@ std::vector<std::pair<std::string, std::string>> parse_attach_targets(const std:
     out.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
   }
   return out;
+}
+
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& value) -> std::string {
+        std::uint64_t n = 0;
+        const char* end = value.data() + value.size();
+        const auto [at, ec] = std::from_chars(value.data(), end, n);
+        if (value.empty() || at != end || ec == std::errc::invalid_argument)
+          return fmt::format("'{}' is not a whole number from {} up", esc(value), min);
+        if (ec == std::errc::result_out_of_range || n > max)
+          return fmt::format("{} is too large: it takes at most {}", esc(value), max);
+        if (n < min) return fmt::format("{} is too small: it takes {} or more", n, min);
+        return "";
+      },
+      "");
+}
+
+void refuse_kind_as_input(const std::string& input, const std::vector<std::string>& kinds, std::string_view option) {
+  if (kinds.empty() || !parse_kind(input)) return;
+  std::error_code ec;
+  if (std::filesystem::exists(input, ec)) return;
+  fail(input, "no such file, and a kind: {} takes its kinds comma-separated ({} {},{})", option, option,
+       esc(kinds.back()), esc(input));
 }
 
 std::vector<Kind> parse_kind_list(const std::vector<std::string>& names, std::string_view option) {

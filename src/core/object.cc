@@ -1,5 +1,8 @@
 // Reading a BPF object: its local types (.BTF) and the CO-RE relocation records of .BTF.ext.
 //
+// A BPF object is an EM_BPF ELF file: a kernel module or a host compiler's object may carry .BTF too
+// (pahole -J), and is refused as what it is rather than read as an object without relocations.
+//
 // .BTF.ext is read through BtfExtReader (btf_ext.h), which checks its layout as libbpf's btf_ext__new
 // does; here we check what libbpf only finds out at load time: every section name, type id and access
 // string exists, and every instruction offset lies on an instruction of that section. func_info and
@@ -12,6 +15,8 @@
 #include "btfslim/memory.h"
 #include "btfslim/spare.h"
 
+#include <elf.h>
+
 #include <algorithm>
 #include <bit>
 #include <unordered_map>
@@ -21,6 +26,21 @@ namespace {
 
 constexpr std::uint32_t kInsnSize = 8;
 
+// An ELF header's e_machine as people name the architecture.
+std::string machine_name(std::uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86-64 (EM_X86_64)";
+    case EM_386: return "i386 (EM_386)";
+    case EM_AARCH64: return "arm64 (EM_AARCH64)";
+    case EM_ARM: return "arm (EM_ARM)";
+    case EM_S390: return "s390 (EM_S390)";
+    case EM_PPC64: return "powerpc64 (EM_PPC64)";
+    case EM_RISCV: return "riscv (EM_RISCV)";
+    case EM_NONE: return "no machine (EM_NONE)";
+    default: return fmt::format("machine {}", machine);
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Reading reading) {
@@ -28,6 +48,13 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Readin
   if (!ElfFile::has_elf_magic(file->bytes()))
     fail(path, "not an ELF file: a BPF object (.bpf.o) is an ELF file with .BTF and .BTF.ext sections");
   auto elf = std::make_shared<ElfFile>(file);
+  // A module's or a host compiler's ELF may carry .BTF too: its types are no program's to relocate.
+  if (elf->is_kernel_module())
+    fail(path, "is a kernel module, not a BPF object (.bpf.o): a module's BTF is a kernel's, to name with --btf or "
+               "--modules");
+  if (const std::uint16_t machine = elf->machine(); machine != EM_BPF)
+    fail(path, "is an ELF file for {}, not a BPF object: a BPF object's ELF header says EM_BPF (clang -target bpf)",
+         machine_name(machine));
   auto btf_bytes = elf->section(".BTF");
   if (!btf_bytes) fail(path, "ELF file has no .BTF section (compile BPF programs with clang -g)");
   if (btf_bytes->empty()) fail(path, "ELF section .BTF is empty");

@@ -374,6 +374,7 @@ class ConfigReader {
       } else if (k == "baseline") {
         b.baseline = string_value(key, node);
         baseline_node = &node;
+        b.baseline_line = node.source().begin.line;
       } else if (k == "total" || k == "kernel_memory") {
         BudgetLimit l = limit_at(k, node, k == "total" ? BudgetQuantity::Total : BudgetQuantity::KernelMemory);
         l.bytes = size_value(k, node, l.written);

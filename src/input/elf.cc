@@ -7,8 +7,10 @@
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <unordered_map>
@@ -118,6 +120,31 @@ std::vector<std::optional<std::span<const std::uint8_t>>> ElfFile::sections_name
 bool ElfFile::big_endian() const {
   const auto bytes = file_->bytes();
   return bytes.size() > EI_DATA && bytes[EI_DATA] == ELFDATA2MSB;
+}
+
+std::uint16_t ElfFile::machine() const {
+  GElf_Ehdr ehdr;
+  return gelf_getehdr(impl_->elf, &ehdr) ? ehdr.e_machine : EM_NONE;  // read and checked when opened
+}
+
+bool is_bpf_object_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char e[EI_NIDENT + 4] = {};
+  const bool read = ::pread(fd, e, sizeof e, 0) == static_cast<ssize_t>(sizeof e);
+  ::close(fd);
+  if (!read || e[EI_MAG0] != ELFMAG0 || e[EI_MAG1] != ELFMAG1 || e[EI_MAG2] != ELFMAG2 || e[EI_MAG3] != ELFMAG3)
+    return false;
+  const unsigned machine = e[EI_DATA] == ELFDATA2MSB ? e[EI_NIDENT + 2] << 8 | e[EI_NIDENT + 3]
+                                                      : e[EI_NIDENT + 3] << 8 | e[EI_NIDENT + 2];
+  if (machine != EM_BPF) return false;
+  try {
+    // A Go bpf2go object may lack .BTF.ext; every compiler's has a symbol table.
+    const ElfFile elf(FileBytes::open(path));
+    return elf.section(".BTF.ext").has_value() || elf.section(".symtab").has_value();
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 template <typename Fn>

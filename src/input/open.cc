@@ -21,11 +21,11 @@
 namespace btfslim {
 namespace {
 
-std::atomic<bool> strict_inputs{false};
+std::atomic<bool> strict_inputs_only{false};
 
 // Under --strict-input a shorthand for the running kernel's BTF is an error naming what was typed.
 void refuse_if_strict(std::string_view arg, std::string_view means) {
-  if (strict_inputs.load(std::memory_order_relaxed))
+  if (strict_inputs_only.load(std::memory_order_relaxed))
     fail(arg.empty() ? std::string("input") : std::string(arg), "{} (--strict-input takes files only)", means);
 }
 
@@ -111,7 +111,8 @@ BtfSource read_source(const std::string& path) {
 
 }  // namespace
 
-void set_strict_inputs(bool strict) { strict_inputs.store(strict, std::memory_order_relaxed); }
+void set_strict_inputs(bool strict) { strict_inputs_only.store(strict, std::memory_order_relaxed); }
+bool strict_inputs() { return strict_inputs_only.load(std::memory_order_relaxed); }
 
 ResolvedInput resolve_input(std::string_view arg) {
   if (arg.empty()) {

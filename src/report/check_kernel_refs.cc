@@ -74,7 +74,9 @@ void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view show
   if (o >= run.kernel_refs.size() || run.kernel_refs[o].empty()) return;
   const auto& refs = run.kernel_refs[o];
   const ObjectOnTarget& cell = run.cells[o][0];
-  if (!cell.kernel_refs_shown) return;
+  // On a target without functions every reference is unchecked for the same reason: the rows show
+  // them, and the line says why once.
+  const bool none_decidable = !cell.kernel_refs_decidable;
   auto listed = [&](std::size_t i) { return !failures_only || kernel_ref_fails(refs[i], cell.kernel_refs[i]); };
   std::vector<std::string> owners, names;
   std::size_t ow = 13, nw = 4, rw = 6, listed_count = 0;
@@ -95,10 +97,13 @@ void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view show
       const KernelRefResult& r = cell.kernel_refs[i];
       out.print("  {:<{}}  {:<10}  {:<{}}  {:<{}}  {}\n", owners[i], ow, kernel_ref_kind_name(refs[i].kind), names[i], nw,
                 result_text(refs[i], r), rw, r.target.empty() ? "-" : r.target);
-      if (!r.reason.empty() && r.status != RefStatus::Ok) out.print("  {:<{}}  {}\n", "", ow + 12, r.reason);
+      if (!r.reason.empty() && r.status != RefStatus::Ok && !none_decidable)
+        out.print("  {:<{}}  {}\n", "", ow + 12, r.reason);
     }
   }
-  out.print("{}: {} kernel references: {}\n", shown, refs.size(), summary(run, o, cell));
+  out.print("{}: {} kernel references: {}", shown, refs.size(), summary(run, o, cell));
+  if (none_decidable && !cell.kernel_refs.empty()) out.print("; {}", cell.kernel_refs.front().reason);
+  out.put('\n');
 }
 
 void failing_kernel_refs(const CheckRun& run, std::size_t o, std::size_t t, std::vector<FailureRow>& rows) {

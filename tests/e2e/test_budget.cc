@@ -291,12 +291,14 @@ kind_growth.INT = "1 B"
   CHECK(same.status == 0);
   CHECK_THAT(same.out, Contains("btfslim.toml:5: ok: growth: total of hand.btf is 196 B, +0 B (+0.00%) from the baseline 196 B"));
 
-  // A baseline that is not measure's JSON is an input error naming it.
+  // A baseline that is not measure's JSON is an input error naming it, at the line of the budget file
+  // that names it.
   write_file(w.dir.file("baseline.json"), "{\"file_bytes\": 1}");
   const RunResult bad = w.budget();
   CHECK(bad.status == 2);
   CHECK(bad.out.empty());
-  CHECK_THAT(bad.err, StartsWith("btfslim: baseline.json: is not the JSON of `btfslim measure --format json`"));
+  CHECK_THAT(bad.err, StartsWith("btfslim: btfslim.toml:4: budget 'growth': baseline baseline.json: is not the JSON of "
+                                 "`btfslim measure --format json`"));
 }
 
 TEST_CASE("budget: INPUT arguments replace every budget's input; config paths are relative to it", "[budget]") {

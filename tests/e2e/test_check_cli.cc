@@ -7,7 +7,7 @@
 // the output is the same from run to run.
 //
 // The inputs are the test build's CO-RE corpus (tests/bpf/core_*.bpf.c, core_guarded.bpf.c for the
-// guards) and its targets (tests/data/core_target_*.c), pahole_types.o for an ELF with .BTF and no
+// guards) and its targets (tests/data/core_target_*.c), types_only.bpf.o for an object with .BTF and no
 // .BTF.ext, and copies of minimal.bpf.o patched here. The values themselves are held to libbpf in
 // test_check.cc; here a single-target run of the same object and target is the reference.
 #include "archives.h"
@@ -37,7 +37,7 @@ using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
 
-std::string pahole_elf() { return build_data_dir() + "/pahole_types.o"; }
+std::string no_ext_object() { return build_data_dir() + "/types_only.bpf.o"; }
 std::string guarded_object() { return test_object("core_guarded"); }
 
 // The CO-RE corpus with the guarded reads.
@@ -408,7 +408,7 @@ TEST_CASE("several targets: a matrix of targets by objects, then what fails wher
   // Every corpus object and an ELF with nothing to relocate, on every corpus target: cells that are ok,
   // that fail, and that have nothing to check.
   std::vector<std::string> objects = corpus_objects();
-  objects.push_back(pahole_elf());
+  objects.push_back(no_ext_object());
   const std::vector<std::string> targets = core_corpus_targets();
   for (const bool strict : {false, true}) {
     std::vector<std::string> args{"check"};
@@ -424,7 +424,7 @@ TEST_CASE("several targets: a matrix of targets by objects, then what fails wher
 
 TEST_CASE("several targets in JSON: per relocation one result per target, as single-target runs give", "[check-cli]") {
   std::vector<std::string> objects = corpus_objects();
-  objects.push_back(pahole_elf());
+  objects.push_back(no_ext_object());
   const std::vector<std::string> targets = core_corpus_targets();
   for (const bool strict : {false, true}) {
     std::vector<std::string> args = objects;
@@ -642,14 +642,21 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
   struct Case {
     std::string object, note;
     bool has_ext;
+    std::string kernel_refs;  // what the table shows of them: minimal.bpf.o has a tp_btf program
   };
-  for (const Case& c : {Case{pahole_elf(), "no .BTF.ext: nothing to relocate", false},
-                        Case{no_core, "no CO-RE relocations", true}}) {
+  const std::string on_switch =
+      "  PROGRAM / MAP  KIND        NAME          RESULT     TARGET\n"
+      "  on_switch      attach      sched_switch  unchecked  -\n"
+      "no_core.bpf.o: 1 kernel references: 0 ok, 1 unchecked; the target has no FUNC: a BTF for CO-RE only "
+      "(minimized, or no kernel's), which cannot say what the kernel lacks\n";
+  for (const Case& c : {Case{no_ext_object(), "no .BTF.ext: nothing to relocate", false, ""},
+                        Case{no_core, "no CO-RE relocations", true, on_switch}}) {
     const RunResult r = btfslim({"check", c.object, "--btf", moved});
     INFO(c.object << "\n" << r.out << r.err);
     CHECK(r.status == 0);
     CHECK(r.err.empty());
-    CHECK(r.out == file_name(c.object) + " on " + file_name(moved) + "\n  " + c.note + "\n\n1 object x 1 kernel: 0 fail\n");
+    CHECK(r.out == file_name(c.object) + " on " + file_name(moved) + "\n  " + c.note + "\n" + c.kernel_refs +
+                       "\n1 object x 1 kernel: 0 fail\n");
 
     const json doc = check_json({c.object, "--btf", moved});
     REQUIRE(doc["objects"].size() == 1);
@@ -660,7 +667,7 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
     CHECK(doc.value("failed", true) == false);
   }
   // Beside an object that resolves everywhere, on several targets: "-" cells, exit 0.
-  const RunResult r = btfslim({"check", pahole_elf(), no_core, guarded_object(), "--btf", moved, "--btf",
+  const RunResult r = btfslim({"check", no_ext_object(), no_core, guarded_object(), "--btf", moved, "--btf",
                                core_target("moved.clang")});
   INFO(r.out << r.err);
   CHECK(r.status == 0);
@@ -668,7 +675,7 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
   CHECK(matrix.kernels == std::vector<std::string>{"core_target_moved.o", "core_target_moved.clang.o"});
   REQUIRE(matrix.rows.size() == 3);
   const std::vector<std::pair<std::string, std::vector<std::string>>> rows = {
-      {"pahole_types.o", {"-", "-"}}, {"no_core.bpf.o", {"-", "-"}}, {"core_guarded.bpf.o", {"ok", "ok"}}};
+      {"types_only.bpf.o", {"-", "-"}}, {"no_core.bpf.o", {"-", "-"}}, {"core_guarded.bpf.o", {"ok", "ok"}}};
   CHECK(matrix.rows == rows);
   CHECK(matrix.failing.empty());
   CHECK(matrix.verdict == "3 objects x 2 kernels: 0 fail");
@@ -691,7 +698,7 @@ TEST_CASE("bad objects and targets: one line naming the file, exit 2, nothing on
     expect_bad_object(path, "not an ELF file");
   }
   SECTION("an ELF without .BTF") {
-    // gcc without -g.
+    // gcc without -g: the host's machine, not EM_BPF, which is said first.
     const std::string src = dir.file("plain.c");
     const std::string plain = dir.file("plain.o");
     write_file(src, "int counter;\nint bump(void) { return ++counter; }\n");
@@ -699,7 +706,7 @@ TEST_CASE("bad objects and targets: one line naming the file, exit 2, nothing on
     const RunResult built = run({cc && *cc ? cc : "cc", "-c", src, "-o", plain});
     INFO(built.err);
     REQUIRE(built.status == 0);
-    expect_bad_object(plain, "no .BTF section");
+    expect_bad_object(plain, ", not a BPF object: a BPF object's ELF header says EM_BPF");
 
     // A BPF object whose .BTF is renamed: .BTF.ext without the types it refers to.
     Minimal m = minimal_object();
@@ -763,7 +770,7 @@ TEST_CASE("check prints the same bytes every time", "[check-cli]") {
   write_file(kernels + "/" + std::string("errors.o"), read_file(core_target("errors")));
 
   std::vector<std::string> objects = corpus_objects();
-  objects.push_back(pahole_elf());
+  objects.push_back(no_ext_object());
   std::vector<std::vector<std::string>> runs;
   std::vector<std::string> many{"check"};
   many.insert(many.end(), objects.begin(), objects.end());
@@ -872,7 +879,7 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 
 TEST_CASE("--failures-only: only the objects that fail, only what fails them, and the whole verdict", "[check-cli]") {
   std::vector<std::string> objects = corpus_objects();
-  objects.push_back(pahole_elf());
+  objects.push_back(no_ext_object());
   const std::vector<std::string> targets = core_corpus_targets();
   SECTION("the matrix") {
     std::vector<std::string> args{"check", "--failures-only"};

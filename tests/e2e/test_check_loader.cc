@@ -391,10 +391,30 @@ TEST_CASE("a target without functions (a BTF for CO-RE only) decides no kernel r
     CHECK(r["status"] == "unchecked");
     CHECK_THAT(r.value("reason", ""), Contains("no FUNC"));
   }
-  // The table leaves them out: nothing there was decided.
+  // The table shows them as JSON does, each unchecked, and its line says why once.
   const RunResult table = btfslim({"check", object, "--btf", target});
+  INFO(table.out);
   CHECK(table.status == 0);
-  CHECK(table.out.find("PROGRAM / MAP") == std::string::npos);
+  CHECK_THAT(table.out, Contains("PROGRAM / MAP"));
+  std::size_t rows = 0;
+  for (const std::string& line : lines_of(table.out)) {
+    const std::vector<std::string> w = words_of(line);
+    rows += w.size() == 5 && w[3] == "unchecked" && w[4] == "-";  // PROGRAM KIND NAME RESULT TARGET
+  }
+  CHECK(rows == 2);
+  CHECK_THAT(table.out, Contains(file_name(object) + ": 2 kernel references: 0 ok, 2 unchecked; the target has no FUNC"));
+  // An attach target a section names is unchecked there too, and shown.
+  const std::string attach = test_object("loader_attach");
+  const RunResult attach_table = btfslim({"check", attach, "--btf", target});
+  const Ours attach_json = check(attach, {"--btf", target});
+  INFO(attach_table.out);
+  std::size_t attach_rows = 0;
+  for (const std::string& line : lines_of(attach_table.out)) {
+    const std::vector<std::string> w = words_of(line);
+    attach_rows += w.size() >= 4 && w[1] == "attach" && w[3] == "unchecked";
+  }
+  CHECK(attach_rows == attach_json.object["kernel_references"].size());
+  CHECK(attach_rows > 0);
 }
 
 TEST_CASE("kfuncs and attach targets a module has are found in its BTF, as libbpf looks there", "[check-loader]") {

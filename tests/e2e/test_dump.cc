@@ -124,29 +124,31 @@ RunResult btfslim_in(const std::string& dir, const std::vector<std::string>& arg
 }
 
 // The libbpf inside bpftool 7.1 (Linux 6.1's) and the system's libbpf 1.1.2, which writes our C, differ
-// in two spellings: bpftool writes `(void)` for a prototype without parameters where libbpf 1.1.2 writes
-// `()`, and libbpf 1.1.2 keeps a 1-byte enum's size with `__attribute__((mode(byte)))`, which bpftool
-// drops. This maps exactly those spellings of ours onto bpftool's so that anything else still differs.
+// in a spelling: libbpf 1.1.2 keeps a 1-byte enum's size with `__attribute__((mode(byte)))`, which
+// bpftool drops. This maps exactly that spelling of ours onto bpftool's so that anything else still
+// differs. (libbpf 1.1.2 also writes `()` for a prototype without parameters where bpftool writes
+// `(void)`: ours writes `(void)`, and is compared as it is.)
 std::string as_bpftool_libbpf_writes_c(std::string c) {
   auto replace_all = [&](std::string_view from, std::string_view to) {
     for (std::size_t at = c.find(from); at != std::string::npos; at = c.find(from, at + to.size()))
       c.replace(at, from.size(), to);
   };
-  replace_all("()", "(void)");  // C output has empty parentheses only in prototypes
   replace_all("\n} __attribute__((mode(byte)));\n", "\n};\n");
   return c;
 }
 
-// Compiles a BPF program that includes `header` as vmlinux.h and uses struct task_struct.
-void check_header_compiles(const std::string& header) {
+// Compiles a BPF program that includes `header` as vmlinux.h (and uses struct task_struct, with
+// `task`), warnings as errors: -Wall, and -Wstrict-prototypes for every prototype without parameters.
+void check_header_compiles(const std::string& header, bool task = true) {
   REQUIRE(have("clang-19"));
   const TempDir dir;
   write_file(dir.file("vmlinux.h"), header);
   write_file(dir.file("prog.bpf.c"),
-             "#include \"vmlinux.h\"\n"
-             "int task_ids(struct task_struct *task) { return task->pid + task->tgid; }\n");
-  const RunResult r =
-      run({"clang-19", "-target", "bpf", "-g", "-O2", "-c", dir.file("prog.bpf.c"), "-o", dir.file("prog.bpf.o")});
+             std::string("#include \"vmlinux.h\"\n") +
+                 (task ? "int task_ids(struct task_struct *task) { return task->pid + task->tgid; }\n"
+                       : "int nothing(void) { return 0; }\n"));
+  const RunResult r = run({"clang-19", "-target", "bpf", "-g", "-O2", "-Wall", "-Wstrict-prototypes", "-Werror", "-c",
+                           dir.file("prog.bpf.c"), "-o", dir.file("prog.bpf.o")});
   INFO(r.err.substr(0, 4000));
   REQUIRE(r.status == 0);
 }
@@ -281,6 +283,22 @@ TEST_CASE("C dump of the running kernel compiles as vmlinux.h, whole and for --n
     CHECK(header.size() * 4 < ours({"dump", "--format", "c", vmlinux}).size());
     check_header_compiles(header);
   }
+}
+
+TEST_CASE("C dump writes (void) for a prototype without parameters, as bpftool does", "[dump]") {
+  const TempDir dir;
+  const std::string file = dir.file("prototypes.btf");
+  write_file(file, prototypes_btf());
+  const std::string header = ours({"dump", "--format", "c", file});
+  INFO(header);
+  CHECK(header.find("()") == std::string::npos);
+  CHECK_THAT(header, Catch::Contains("int (*get)(void);"));
+  CHECK_THAT(header, Catch::Contains("void (*put)(void);"));
+  CHECK_THAT(header, Catch::Contains("int (*log)(int, ...);"));
+  CHECK_THAT(header, Catch::Contains("int (*add)(int a, int b);"));
+  CHECK_THAT(header, Catch::Contains("typedef int (*getter_t)(void);"));
+  CHECK(first_difference(header, bpftool({"btf", "dump", "file", file, "format", "c"})) == "");
+  check_header_compiles(header, false);
 }
 
 TEST_CASE("--kind selects bpftool's records of those kinds, in any case", "[dump]") {

@@ -229,5 +229,92 @@ TEST_CASE("unknown commands and options", "[errors]") {
   }
 }
 
+TEST_CASE("counts: a whole number, said so in one line", "[errors]") {
+  const TempDir dir;
+  const std::string btf = dir.file("f.btf");
+  write_file(btf, footprint_btf());
+  const std::string object = test_object("core_fields");
+  for (const std::string command : {"measure", "diff", "dedup"}) {
+    for (const std::string bad : {"abc", "-1", "1.5", "99999999999999999999999"}) {
+      std::vector<std::string> args{command, btf};
+      if (command == "diff") args.push_back(btf);
+      args.insert(args.end(), {"-n", bad});
+      const RunResult r = btfslim(args);
+      INFO(command << " -n " << bad);
+      expect_rejected(r, command + " -n " + bad, "--top", bad == "99999999999999999999999" ? "too large" : "is not a whole number");
+      CHECK(r.err.find("Could not convert") == std::string::npos);
+    }
+  }
+  for (const std::string bad : {"0", "-2", "x", "100000"}) {
+    const RunResult r = btfslim({"minimize", "--btf", btf, "--btf", btf, "-o", dir.file("out"), "-j", bad, object});
+    expect_rejected(r, "minimize -j " + bad, "--jobs", bad == "x" || bad == "-2" ? "is not a whole number from 1 up"
+                                                       : bad == "0"            ? "0 is too small: it takes 1 or more"
+                                                                               : "too large: it takes at most 4096");
+    CHECK(r.err.size() < 120);  // not CLI11's range of two 300-digit numbers
+  }
+  CHECK(btfslim({"measure", btf, "-n", "0"}).status == 0);
+}
+
+TEST_CASE("strict inputs: no --btf is named as --btf, not as an input", "[errors]") {
+  const std::string object = test_object("core_fields");
+  expect_rejected(btfslim({"check", "--strict-input", object}), "check --strict-input", "--btf",
+                  "none given, which means the running kernel's BTF (--strict-input takes files only)");
+  const TempDir dir;
+  expect_rejected(btfslim({"minimize", "--strict-input", "-o", dir.file("out.btf"), object}), "minimize --strict-input",
+                  "--btf", "none given");
+}
+
+TEST_CASE("kinds are comma-separated: a kind left as the input says so (--kind, --without)", "[errors]") {
+  const TempDir dir;
+  const std::string btf = dir.file("f.btf");
+  write_file(btf, footprint_btf());
+  expect_rejected(btfslim({"dump", "--kind", "struct", "union"}), "dump --kind struct union", "union",
+                  "--kind takes its kinds comma-separated (--kind struct,union)");
+  expect_rejected(btfslim({"measure", "--kind", "struct", "union"}), "measure --kind struct union", "union",
+                  "--kind takes its kinds comma-separated");
+  expect_rejected(btfslim({"measure", "--without", "func", "func_proto"}), "measure --without func func_proto",
+                  "func_proto", "--without takes its kinds comma-separated");
+  CHECK(btfslim({"dump", "--kind", "struct,union", btf}).status == 0);
+  // Help spells the option as it is used.
+  for (const std::string command : {"dump", "measure"}) {
+    const RunResult help = btfslim({command, "--help"});
+    INFO(help.out);
+    CHECK_THAT(help.out, Contains("--kind KINDS"));
+    CHECK_THAT(help.out, Contains("comma-separated"));
+    CHECK(help.out.find("--kind TEXT") == std::string::npos);
+    CHECK(help.out.find("--kind KINDS ...") == std::string::npos);
+  }
+}
+
+TEST_CASE("a bare name of two kinds asks for the kind: --type and budget type limits", "[errors]") {
+  const TempDir dir;
+  const std::string btf = dir.file("clash.btf");
+  write_file(btf, kind_clash_btf());
+  expect_rejected(btfslim({"measure", btf, "--type", "vmpressure"}), "measure --type vmpressure", btf,
+                  "--type 'vmpressure' names a STRUCT [2] and a FUNC [4]: say which, as 'struct vmpressure' or "
+                  "'func vmpressure'");
+  CHECK(btfslim({"measure", btf, "--type", "struct vmpressure"}).status == 0);
+  CHECK(btfslim({"measure", btf, "--type", "func vmpressure"}).status == 0);
+  CHECK(btfslim({"measure", btf, "--type", "used_by_both"}).status == 0);
+
+  const std::string config = dir.file("btfslim.toml");
+  write_file(config, "[[budget]]\nname = \"clash\"\ninput = \"clash.btf\"\ntype.vmpressure = \"1 KiB\"\n");
+  const RunResult r = btfslim({"budget", "--config", config});
+  expect_rejected(r, "budget", config + ":4", "budget 'clash': type 'vmpressure' in " + btf +
+                                                   " names a STRUCT [2] and a FUNC [4]: say which");
+  write_file(config, "[[budget]]\nname = \"clash\"\ninput = \"clash.btf\"\ntype.\"struct vmpressure\" = \"1 KiB\"\n");
+  CHECK(btfslim({"budget", "--config", config}).status == 0);
+}
+
+TEST_CASE("a budget's missing baseline is reported at the line that names it", "[errors]") {
+  const TempDir dir;
+  write_file(dir.file("f.btf"), footprint_btf());
+  const std::string config = dir.file("btfslim.toml");
+  write_file(config, "[[budget]]\nname = \"growth\"\ninput = \"f.btf\"\n# saved by measure\nbaseline = \"gone.json\"\n"
+                     "max_growth = \"1%\"\n");
+  expect_rejected(btfslim({"budget", "--config", config}), "budget", config + ":5",
+                  "budget 'growth': baseline " + dir.file("gone.json") + ": ");
+}
+
 }  // namespace
 }  // namespace btfslim::test

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -141,7 +142,9 @@ TEST_CASE("the shorthand vmlinux and no input at all mean the running kernel", "
            {{"dump", "--strict-input"},
             "btfslim: input: none given, which means the running kernel's BTF (--strict-input takes files only)\n"},
            {{"check", "--strict-input", object},
-            "btfslim: input: none given, which means the running kernel's BTF (--strict-input takes files only)\n"},
+            "btfslim: --btf: none given, which means the running kernel's BTF (--strict-input takes files only)\n"},
+           {{"minimize", "--strict-input", "-o", out, object},
+            "btfslim: --btf: none given, which means the running kernel's BTF (--strict-input takes files only)\n"},
            {{"minimize", "--strict-input", "--btf", "vmlinux", "-o", out, object},
             "btfslim: vmlinux: no such file here (--strict-input takes files only)\n"},
            {{"diff", "--strict-input", "vmlinux", vmlinux}, "btfslim: vmlinux: no such file here (--strict-input takes files only)\n"},
@@ -226,6 +229,76 @@ TEST_CASE("a .ko loads on the running vmlinux without --base", "[inputs]") {
   CHECK(r.err.rfind("btfslim: " + object + ": ", 0) == 0);
   CHECK(r.err.find("--base") != std::string::npos);
   CHECK(first_difference(ours({"dump", object, "--base", vmlinux}), expected) == "");
+}
+
+}  // namespace btfslim::test
+
+namespace btfslim::test {
+namespace {
+
+// Bad input: exit 2, nothing on stdout, one line on stderr naming `file`, saying `why`.
+void check_refused(const std::vector<std::string>& args, const std::string& file, const std::string& why) {
+  const RunResult r = btfslim(args);
+  INFO(command_line(args) << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.rfind("btfslim: " + file + ": ", 0) == 0);
+  CHECK(r.err.find(why) != std::string::npos);
+}
+
+// A BPF object compiled from tests/bpf/NAME.bpf.c for `target` (bpf, bpfeb) into `dir`.
+std::string compile_object(const TempDir& dir, const std::string& name, const std::string& target) {
+  REQUIRE(have("clang-19"));
+  // <linux/types.h> includes <asm/types.h>, under the multiarch include directory (as tests/meson.build says).
+  const std::string multiarch = words_of(run({c_compiler(), "-print-multiarch"}).out).at(0);
+  const std::string out = dir.file(name + "." + target + ".o");
+  const RunResult r = run({"clang-19", "-target", target, "-g", "-O2", "-I/usr/include/" + multiarch, "-c",
+                           source_data_dir() + "/bpf/" + name + ".bpf.c", "-o", out});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("inputs that do not belong together are refused, naming the file and why", "[inputs]") {
+  const TempDir dir;
+  const std::string moved = core_target("moved");
+  SECTION("a kernel module is not a BPF object") {
+    const std::string vmlinux = running_vmlinux();
+    if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux on this machine");
+    const std::string ko = build_module(dir, vmlinux, ".modinfo");
+    check_refused({"check", ko, "-B", vmlinux}, ko, "is a kernel module, not a BPF object");
+    check_refused({"check", ko, "--btf", vmlinux}, ko, "is a kernel module, not a BPF object");
+    check_refused({"minimize", "--btf", vmlinux, "-o", dir.file("out.btf"), ko}, ko, "is a kernel module");
+    CHECK_FALSE(std::filesystem::exists(dir.file("out.btf")));
+  }
+  SECTION("an x86 object with .BTF is not a BPF object: e_machine must be EM_BPF") {
+    const std::string x86 = build_data_dir() + "/pahole_types.o";  // gcc -g, then pahole -J
+    check_refused({"check", x86, "--btf", moved}, x86, "is an ELF file for x86-64 (EM_X86_64), not a BPF object");
+    check_refused({"minimize", "--btf", moved, "-o", dir.file("out.btf"), x86}, x86, "EM_BPF");
+  }
+  SECTION("a big-endian object on a little-endian kernel: byte order is the reason") {
+    const std::string big = compile_object(dir, "core_fields", "bpfeb");
+    check_refused({"check", big, "--btf", moved}, big, "byte order: a big-endian BPF object, and ");
+    check_refused({"check", test_object("core_fields"), big, "--btf", moved, "--btf", core_target("missing")}, big,
+                  "is little-endian: libbpf loads an object only on a kernel of its byte order");
+    // Its little-endian twin checks.
+    const std::string little = compile_object(dir, "core_fields", "bpfel");
+    CHECK(btfslim({"check", little, "--btf", moved}).status != 2);
+  }
+  SECTION("a BPF object given as a kernel is noted") {
+    const RunResult r = btfslim({"check", test_object("core_fields"), "--btf", test_object("core_guarded")});
+    INFO(r.err);
+    CHECK(r.status != 2);
+    CHECK(r.err == "btfslim: note: " + test_object("core_guarded") +
+                       " is a BPF object, not a kernel: its BTF holds only that object's types\n");
+    // minimize's BTF-only ELF is made to be a kernel's BTF (libbpf's btf_custom_path): no note.
+    REQUIRE(btfslim({"minimize", "--btf", moved, "--elf", "-o", dir.file("slim.o"), test_object("core_fields")}).status == 0);
+    const RunResult slim = btfslim({"check", test_object("core_fields"), "--btf", dir.file("slim.o")});
+    CHECK(slim.err.empty());
+  }
 }
 
 }  // namespace btfslim::test

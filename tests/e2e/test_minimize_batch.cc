@@ -304,6 +304,22 @@ TEST_CASE("minimize batch: --shard I/N parts partition the tree", "[minimize-bat
     CHECK_THAT(r.err, StartsWith("btfslim: --shard"));
     CHECK(!fs::exists(dir.file("bad")));
   }
+
+  // One source gives one file, and --shard takes part of a batch: with one source file, or the running
+  // kernel, it is refused rather than turning -o FILE into a directory FILE/vmlinux.
+  const std::string object = test_object("core_fields");
+  for (const std::vector<std::string>& source : {std::vector<std::string>{"--btf", core_target("moved")},
+                                                 std::vector<std::string>{}}) {
+    std::vector<std::string> args{"minimize", "-o", dir.file("x.btf"), "--shard", "1/2", object};
+    args.insert(args.end(), source.begin(), source.end());
+    const RunResult r = btfslim(args);
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, StartsWith("btfslim: --shard: goes with a batch"));
+    CHECK(!fs::exists(dir.file("x.btf")));
+  }
 }
 
 // How many relocations of the batch's objects `btfslim check` fails on `btf`.
@@ -477,8 +493,13 @@ TEST_CASE("minimize --elf writes an ELF object with the BTF in .BTF", "[minimize
     CHECK(static_cast<unsigned char>(look.btf[0]) == 0xeb);
     CHECK(btf__endianness(parse_btf(out).get()) == BTF_BIG_ENDIAN);
     write_file(dir.file("le.btf"), raw);
+    // The little-endian output's types, which resolve every relocation as its source does (above). check
+    // itself refuses these little-endian objects on a big-endian BTF, as libbpf opens no object of the
+    // other byte order.
     CHECK(ours({"dump", out}) == ours({"dump", dir.file("le.btf")}));
-    expect_same_relocations(be, out);
+    const RunResult refused = btfslim({"check", batch_objects().front(), "--btf", out});
+    CHECK(refused.status == 2);
+    CHECK_THAT(refused.err, Contains("byte order: a little-endian BPF object"));
   }
 
   SECTION("a 32-bit source gives ELFCLASS32, which tells libbpf pointers are 4 bytes") {

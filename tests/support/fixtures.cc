@@ -98,6 +98,45 @@ std::string footprint_btf(bool with_tag) {
   return raw(t, false);
 }
 
+std::string kind_clash_btf() {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  const int i32 = check(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+  check(btf__add_struct(t, "vmpressure", 4));
+  check(btf__add_field(t, "x", i32, 0, 0));
+  const int proto = check(btf__add_func_proto(t, i32));
+  check(btf__add_func(t, "vmpressure", BTF_FUNC_GLOBAL, proto));
+  check(btf__add_struct(t, "used_by_both", 4));
+  check(btf__add_field(t, "y", i32, 0, 0));
+  return raw(t, false);
+}
+
+std::string prototypes_btf() {
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  const int i32 = check(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+  const int none = check(btf__add_func_proto(t, i32));  // int (void), as pahole writes it: no parameter
+  const int void_arg = check(btf__add_func_proto(t, 0));  // void (void), as clang writes it: one void
+  check(btf__add_func_param(t, "", 0));
+  const int varargs = check(btf__add_func_proto(t, i32));  // int (int, ...)
+  check(btf__add_func_param(t, "", i32));
+  check(btf__add_func_param(t, "", 0));
+  const int two = check(btf__add_func_proto(t, i32));  // int (int a, int b)
+  check(btf__add_func_param(t, "a", i32));
+  check(btf__add_func_param(t, "b", i32));
+  const int p_none = check(btf__add_ptr(t, none));
+  const int p_void = check(btf__add_ptr(t, void_arg));
+  const int p_var = check(btf__add_ptr(t, varargs));
+  const int p_two = check(btf__add_ptr(t, two));
+  check(btf__add_struct(t, "ops", 32));
+  check(btf__add_field(t, "get", p_none, 0, 0));
+  check(btf__add_field(t, "put", p_void, 64, 0));
+  check(btf__add_field(t, "log", p_var, 128, 0));
+  check(btf__add_field(t, "add", p_two, 192, 0));
+  check(btf__add_typedef(t, "getter_t", p_none));
+  return raw(t, false);
+}
+
 std::string small_btf() {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();

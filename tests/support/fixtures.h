@@ -14,6 +14,15 @@ std::string all_kinds_btf(bool big_endian = false);
 // also [8] decl_tag "tag" on struct node. Own bytes 20 12 48 19 22 17 33 (and 20).
 std::string footprint_btf(bool with_tag = false);
 
+// One name, two kinds: [1] int, [2] struct vmpressure {int x}, [3] proto int(void), [4] func vmpressure
+// (as the kernel has both), and a struct used_by_both that [2] and [4] leave alone.
+std::string kind_clash_btf();
+
+// Function pointers C must spell with a prototype: struct ops {int (*get)(); void (*put)(void);
+// int (*log)(int, ...); int (*add)(int a, int b);}, the first with no parameter (vlen 0), the second
+// with clang's one void parameter; and a typedef of a pointer to a function of no parameters.
+std::string prototypes_btf();
+
 // A small, valid raw BTF (a few types) for byte-level mutation tests.
 std::string small_btf();
 

@@ -479,9 +479,9 @@ TEST_CASE("malformed .BTF.ext: one line naming the file and what is wrong", "[co
 }
 
 TEST_CASE("objects without .BTF.ext or without CO-RE records are not errors", "[core]") {
-  // The pahole-built ELF has .BTF and no .BTF.ext.
+  // A BPF object of types alone has .BTF and no .BTF.ext.
   TempDir dir;
-  const Opened o = open_image(dir, read_file(build_data_dir() + "/pahole_types.o"), "plain.o");
+  const Opened o = open_image(dir, read_file(build_data_dir() + "/types_only.bpf.o"), "plain.o");
   REQUIRE(o.object);
   CHECK_FALSE(o.object->has_ext());
   CHECK(o.object->relocations().empty());
