@@ -239,8 +239,9 @@ int main(int argc, char** argv) {
       write(out / "compressed" / ("split_base_be.btf" + suffix), btfslim::compress(split_btf(true).base, c));
     }
 
-    // kernel: a mask of zeros over the image's .BTF_ids and .symtab (fuzz_kernel): the image itself.
+    // kernel: which file (0 the image, 1 the module), then a mask of zeros over its regions: the file itself.
     write(out / "kernel" / "image", std::string(4096, '\0'));
+    write(out / "kernel" / "module", '\1' + std::string(8192, '\0'));
 
     int bpf_objects = 0;
     for (int i = 3; i < argc; ++i) {
