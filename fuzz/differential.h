@@ -59,12 +59,4 @@ inline const KnownDifference* known_difference(std::span<const KnownDifference> 
   return nullptr;
 }
 
-inline bool known_stricter(std::string_view btfslim_message) {
-  return known_difference(kStricter, btfslim_message) != nullptr;
-}
-
-inline bool known_laxer(std::string_view libbpf_message, std::span<const std::uint8_t>, bool /*split*/) {
-  return known_difference(kLaxer, libbpf_message) != nullptr;
-}
-
 }  // namespace btfslim::fuzz

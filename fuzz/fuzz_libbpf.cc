@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +49,8 @@ struct Base {
 Base g_base[2];  // little-endian, big-endian
 
 std::string g_libbpf_said;  // libbpf's last message
-std::uint64_t g_readings_compared = 0, g_dedups_compared = 0, g_known_differences = 0;
+std::uint64_t g_readings_compared = 0, g_dedups_compared = 0;
+std::map<std::string_view, std::uint64_t> g_known;  // per known difference (its message): inputs that showed it
 
 int capture(enum libbpf_print_level, const char* format, va_list args) {
   char line[512];
@@ -100,7 +102,10 @@ void compare_dedup(const std::shared_ptr<const Btf>& ours, BtfPtr theirs, struct
   } catch (const InputError& e) {
     fuzz::expect_error_line(e);
     refused = e.what();
-    if (fuzz::known_difference(fuzz::kDedupRefused, refused)) return;
+    if (const auto* d = fuzz::known_difference(fuzz::kDedupRefused, refused)) {
+      ++g_known[d->message];
+      return;
+    }
   }
   g_libbpf_said.clear();
   const int err = btf__dedup(theirs.get(), nullptr);
@@ -117,7 +122,7 @@ void compare_dedup(const std::shared_ptr<const Btf>& ours, BtfPtr theirs, struct
     const fuzz::MemFile out({static_cast<const std::uint8_t*>(data), size});
     const BtfPtr again(base ? btf__parse_raw_split(out.path().c_str(), base) : btf__new(data, size));
     if (!again && refused.find("(deduplicated)") != std::string::npos) {
-      ++g_known_differences;
+      ++g_known["dedup output libbpf cannot read back"];
       return;
     }
     finding(std::string(how) + ": btfslim dedup fails where btf__dedup succeeds: " + refused);
@@ -151,22 +156,26 @@ void one_reading(std::span<const std::uint8_t> data, const fuzz::MemFile& file, 
     return;
   }
   if (!ours && !theirs) return;
-  ++g_known_differences;  // or a finding, below
   if (!ours) {
-    if (!fuzz::known_stricter(refused))
-      finding(std::string(how) + ": btfslim refuses what libbpf reads: " + refused);
+    const auto* d = fuzz::known_difference(fuzz::kStricter, refused);
+    if (!d) finding(std::string(how) + ": btfslim refuses what libbpf reads: " + refused);
+    ++g_known[d->message];
     return;
   }
-  if (!fuzz::known_laxer(g_libbpf_said, data, base != nullptr))
+  const auto* d = fuzz::known_difference(fuzz::kLaxer, g_libbpf_said);
+  if (d) ++g_known[d->message];
+  if (!d)
     finding(std::string(how) + ": btfslim reads what libbpf refuses (errno " + std::to_string(errno) + "): " +
             (g_libbpf_said.empty() ? "libbpf said nothing" : g_libbpf_said));
 }
 
 // At exit (libFuzzer exits when its time is up): what was compared, for bench/fuzz's report.
 void report() {
-  std::fprintf(stderr, "fuzz_libbpf: compared %llu readings and %llu dedups byte for byte; %llu known differences\n",
-               static_cast<unsigned long long>(g_readings_compared), static_cast<unsigned long long>(g_dedups_compared),
-               static_cast<unsigned long long>(g_known_differences));
+  std::fprintf(stderr, "fuzz_libbpf: compared %llu readings and %llu dedups byte for byte\n",
+               static_cast<unsigned long long>(g_readings_compared), static_cast<unsigned long long>(g_dedups_compared));
+  for (const auto& [message, n] : g_known)
+    std::fprintf(stderr, "fuzz_libbpf: known difference \"%.*s\": %llu inputs\n", static_cast<int>(message.size()),
+                 message.data(), static_cast<unsigned long long>(n));
 }
 
 }  // namespace
