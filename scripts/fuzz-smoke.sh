@@ -17,12 +17,15 @@ builddir=$(realpath -m "${2:-build-fuzz}")
 passed=0 failed=0
 
 if [ ! -f "$builddir/build.ninja" ]; then
-  if ! ./fuzz/setup.sh "$builddir" >"$builddir.setup.log" 2>&1; then
-    cat "$builddir.setup.log"
+  setup_log=$(mktemp)
+  if ! ./fuzz/setup.sh "$builddir" >"$setup_log" 2>&1; then
+    cat "$setup_log"
+    rm -f "$setup_log"
     echo "fuzz: configuring $builddir failed"
     echo "fuzz: 0 passed, 1 failed"
     exit 1
   fi
+  rm -f "$setup_log"
 fi
 
 targets=$(cd fuzz && ls fuzz_*.cc | sed 's/\.cc$//')

@@ -53,7 +53,7 @@ done
 echo "== fuzz targets: each built, then run over its seeds and for ${BTFSLIM_FUZZ_SECONDS:-15} s"
 # clang's libFuzzer with ASan and UBSan (fuzz/setup.sh configures build-fuzz); one passed or failed per
 # target in the count below: a target that does not build fails, as does any finding.
-fuzz_log=build-fuzz.smoke.log
+fuzz_log=build/fuzz-smoke.log
 ./scripts/fuzz-smoke.sh "${BTFSLIM_FUZZ_SECONDS:-15}" build-fuzz >"$fuzz_log" 2>&1 || status=1
 cat "$fuzz_log"
 fuzz_counts=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$fuzz_log" | tail -n 1)
