@@ -22,12 +22,16 @@
 //    and any other hand-over to libbpf). Refused before libbpf sees it, as the kernel refuses it.
 // 5. fuzz_libbpf: a type section at an offset that is not a multiple of 4 was read; libbpf and the
 //    kernel refuse it, and now so does Btf::parse.
+// 6. fuzz_compressed: 36 bytes of gzip whose trailer (ISIZE) says 914 MB made decompress allocate that
+//    much up front (its buffer's first size is the trailer's, a hint); zstd's declared frame size
+//    likewise. The hint is now at most what the format can inflate the input to (1032:1, 32768:1).
 #include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "process.h"
 
 #include "btfslim/btf.h"
 #include "btfslim/budget.h"
+#include "btfslim/compression.h"
 #include "btfslim/dedup.h"
 #include "btfslim/diff.h"
 #include "btfslim/dump.h"
@@ -38,6 +42,7 @@
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -276,6 +281,45 @@ TEST_CASE("fuzz finding 5: a type section that does not start on a multiple of 4
   std::memcpy(raw.data() + 8, &one, 4);    // type_off
   std::memcpy(raw.data() + 12, &zero, 4);  // type_len
   CHECK_THROWS_WITH(parsed(raw), Catch::Matchers::Contains("type section offset 1 is not a multiple of 4"));
+}
+
+TEST_CASE("fuzz finding 6: a gzip trailer's size is a hint, not an allocation", "[robust]") {
+#if defined(__SANITIZE_ADDRESS__)
+  skip("AddressSanitizer reserves more address space than the limit this test sets");
+#else
+  const std::uint8_t gz[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x55, 0x51,
+                             0x3d, 0x4f, 0x1b, 0x41, 0x10, 0x7d, 0x3e, 0x3e, 0xfd, 0x37, 0x7a, 0x4c,
+                             0x12, 0x58, 0x5a, 0x00, 0x00, 0x01, 0x69, 0x22, 0xc0, 0xde, 0x80, 0x36};
+  // In a child whose address space is 256 MiB: the 914 MB the trailer says cannot be allocated there, so
+  // only a hint within what 36 bytes can inflate to gets to the corrupt stream.
+  int pipe_fds[2];
+  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const rlimit limit{256u << 20, 256u << 20};
+    ::setrlimit(RLIMIT_AS, &limit);
+    std::string said = "inflated";
+    try {
+      std::free(decompress("t.gz", gz, Compression::Gzip).data);
+    } catch (const InputError& e) {
+      said = e.what();
+    }
+    (void)!::write(pipe_fds[1], said.data(), said.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string said;
+  char buf[512];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  INFO(said);
+  CHECK(said.find("out of memory") == std::string::npos);
+  CHECK(said.find("t.gz") != std::string::npos);
+#endif
 }
 
 }  // namespace
