@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
     static fuzz::TextSink sink;
-    for (const auto f : {BudgetFormat::Text, BudgetFormat::Json, BudgetFormat::Junit, BudgetFormat::Github})
+    for (const auto f : {BudgetFormat::Table, BudgetFormat::Json, BudgetFormat::Junit, BudgetFormat::Github})
       print_budget_report(results, config.file, f, sink.out());
     sink.out().write(budget_markdown_summary(results, config.file));
     sink.check("budget's reports");

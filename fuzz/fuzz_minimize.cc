@@ -3,10 +3,12 @@
 //
 // For each target (the small one of common.h and the CO-RE corpus' "moved" kernel): the object's
 // relocations are resolved, the target minimized for them, standalone and as split BTF on the target
-// itself (which must then hold no types), and each output must parse back with our reader and resolve
-// every relocation as the target does (verify_minimized). The object may be refused (InputError while
-// opening it); once it is open, minimizing against a well-formed target must not fail: an InputError
-// there, an output that does not parse or a relocation that resolves differently is a finding.
+// itself (which must then hold no types), marked in one go and object by object (RelocationMarker, as
+// the command marks), and each output must parse back with our reader and resolve every relocation as
+// the target does (verify_minimized, with the answers the source gave). The object may be refused
+// (InputError while opening it); once it is open, minimizing against a well-formed target must not fail:
+// an InputError there, an output that does not parse or a relocation that resolves differently is a
+// finding.
 #include "common.h"
 
 #include "btfslim/core.h"
@@ -34,16 +36,23 @@ void minimize_on(const std::shared_ptr<const Btf>& target, const BpfObject& obje
   const std::vector<const BpfObject*> objects = {&object};
   const CoreTarget core = minimize_target(target);
   const CandidateIndex index(core, objects);
-  const std::vector<CoreResults> results = {resolve_object(object, index)};
+  std::vector<AnswerLog> answers(1);
+  const std::vector<CoreResults> results = {resolve_object(object, index, &answers[0])};
   for (const bool split : {false, true}) {
     MinimizeOptions options;
     if (split) options.base = target;
     try {
+      // Marked in one go (minimize() over the results), and object by object as `minimize` marks them
+      // (RelocationMarker): the same bytes.
       const Minimized m = minimize(*target, objects, results, options);
+      RelocationMarker marker(*target);
+      marker.add(object, 0, results[0]);
+      if (minimize(*target, marker.finish(), options).bytes != m.bytes)
+        finding("RelocationMarker and mark_relocations write different BTF on " + target->name());
       const std::shared_ptr<const Btf> out = m.parse("minimized.btf");
       if (split && out->end_id() != target->end_id())
         finding("split output on its own source has " + std::to_string(out->end_id() - target->end_id()) + " types");
-      if (const std::string diff = verify_minimized(*target, m, objects, results); !diff.empty())
+      if (const std::string diff = verify_minimized(*target, m, objects, results, answers); !diff.empty())
         finding("minimized BTF resolves differently on " + target->name() + ": " + diff);
     } catch (const InputError& e) {
       finding(std::string("minimize against ") + target->name() + (split ? " (split)" : "") + ": " + e.what());

@@ -1,17 +1,19 @@
 // Writes the seed corpora of the fuzz targets, at build time, from what the tests build their inputs
 // from: the BTF fixtures of tests/support/fixtures.cc (libbpf's btf__add_*), a few shapes made here,
 // and the ELF files the build compiles (BPF objects from tests/bpf with clang-19, user-space objects
-// through gcc -g and pahole -J). Nothing is checked in.
+// through gcc -g and pahole -J). Seeds that long runs found worth keeping live in fuzz/corpus/TARGET.
 //
 //   make_seeds OUTDIR STAMP ELF...
 //
-// OUTDIR gets one directory per target: raw/ (standalone BTF: the fixtures, the loops below and the
-// .BTF section of every ELF), split/ (split BTF on the fixtures' base), elf/ (every ELF, and one raw
-// BTF for the loader's other path), budget/ (TOML files and measure's JSON of a fixture), core/ and
-// minimize/ (the ELF files named *.bpf.o). STAMP lists what was written, for meson to depend on (a
-// directory is not a build output it tracks).
+// OUTDIR gets one directory per target: raw/ (standalone BTF: the fixtures, the loops below and the .BTF
+// section of every ELF), split/ (split BTF on the fixtures' base), elf/ (every ELF, and one raw BTF for the
+// loader's other path), budget/ (TOML files and measure's JSON of a fixture), core/ and minimize/ (the ELF
+// files named *.bpf.o), libbpf/ (raw/ and split/ together), diff/ (pairs of BTF), compressed/ (BTF and an
+// object in each format), reach/ and kernel/ (fuzz_reach's templates and fuzz_kernel's image, unchanged).
+// STAMP lists what was written, for meson to depend on (a directory is not a build output it tracks).
 #include "fixtures.h"
 
+#include "btfslim/compression.h"
 #include "btfslim/error.h"
 #include "btfslim/footprint.h"
 #include "btfslim/input.h"
@@ -198,7 +200,9 @@ int main(int argc, char** argv) {
   try {
     const fs::path out = argv[1];
     fs::remove_all(out);
-    for (const char* d : {"raw", "split", "elf", "core", "minimize", "budget"}) fs::create_directories(out / d);
+    for (const char* d :
+         {"raw", "split", "elf", "core", "minimize", "budget", "libbpf", "diff", "compressed", "reach", "kernel"})
+      fs::create_directories(out / d);
 
     using namespace btfslim::test;
     write(out / "raw/all_kinds.btf", all_kinds_btf(false));
@@ -215,6 +219,31 @@ int main(int argc, char** argv) {
     write(out / "elf/small.btf", small_btf());
     for (const auto& [name, text] : budget_seeds()) write(out / "budget" / name, text);
 
+    // diff: two BTFs after the 4-byte length of the first.
+    const std::pair<std::string, std::string> pairs[] = {
+        {footprint_btf(false), footprint_btf(true)},
+        {all_kinds_btf(false), small_btf()},
+        {split_btf(false).base, loops_btf()},
+        {all_kinds_btf(true), all_kinds_btf(false)},
+    };
+    for (std::size_t i = 0; i < std::size(pairs); ++i) {
+      const auto n = static_cast<std::uint32_t>(pairs[i].first.size());
+      const std::string cut{static_cast<char>(n), static_cast<char>(n >> 8), static_cast<char>(n >> 16),
+                            static_cast<char>(n >> 24)};
+      write(out / "diff" / ("pair" + std::to_string(i)), cut + pairs[i].first + pairs[i].second);
+    }
+    // compressed: BTF and a BPF object in each format.
+    for (const auto c : {btfslim::Compression::Gzip, btfslim::Compression::Xz, btfslim::Compression::Zstd}) {
+      const std::string suffix(btfslim::compression_suffix(c));
+      write(out / "compressed" / ("all_kinds.btf" + suffix), btfslim::compress(all_kinds_btf(false), c));
+      write(out / "compressed" / ("split_base_be.btf" + suffix), btfslim::compress(split_btf(true).base, c));
+    }
+
+    // kernel: which file (0 the image, 1 the module), then a mask of zeros over its regions: the file itself.
+    write(out / "kernel" / "image", std::string(4096, '\0'));
+    write(out / "kernel" / "module", '\1' + std::string(8192, '\0'));
+
+    int bpf_objects = 0;
     for (int i = 3; i < argc; ++i) {
       const fs::path elf = argv[i];
       const std::string name = elf.filename().string();
@@ -223,12 +252,21 @@ int main(int argc, char** argv) {
       if (name.ends_with(".bpf.o")) {
         write(out / "core" / name, bytes);
         write(out / "minimize" / name, bytes);
+        // reach: the object's index among the .bpf.o files (fuzz_reach's templates are in this order), and
+        // a mask of zeros as long as the object: the object itself, which mutations then change.
+        write(out / "reach" / name, std::string(1, static_cast<char>(bpf_objects++)) + std::string(bytes.size(), '\0'));
+        if (name == "minimal.bpf.o") write(out / "compressed" / (name + ".xz"), btfslim::compress(bytes, btfslim::Compression::Xz));
       }
       // The .BTF section as a raw seed: BTF as compilers and pahole write it.
       const auto btf = btfslim::load_btf_file(elf.string(), nullptr);
       const auto raw = btf->raw();
       write(out / "raw" / (name + ".btf"), std::string(reinterpret_cast<const char*>(raw.data()), raw.size()));
     }
+
+    // The differential target reads BTF both ways: every raw and split seed.
+    for (const char* d : {"raw", "split"})
+      for (const auto& f : fs::directory_iterator(out / d))
+        write(out / "libbpf" / (std::string(d) + "_" + f.path().filename().string()), read(f.path()));
 
     std::string list;
     for (const auto& w : written) list += w + "\n";

@@ -7,7 +7,7 @@ PACKAGES="
   build-essential pkg-config meson ninja-build
   libbpf-dev libelf-dev zlib1g-dev liblzma-dev libzstd-dev libcli11-dev libfmt-dev catch2
   nlohmann-json3-dev libtomlplusplus-dev libarchive-dev libxml2-dev
-  clang-19 llvm-19 bpftool dwarves scdoc groff-base time util-linux binutils
+  clang-19 llvm-19 clang-14 libclang-rt-14-dev bpftool dwarves scdoc groff-base time util-linux binutils
   bash-completion zsh fish valgrind
   lz4 zstd
   qemu-system-x86 busybox-static cpio

@@ -392,7 +392,7 @@ class Side {
         n.role = Role::Tag;
         n.set_name(btf_.str(t.name_off()));
         n.parent = key_of(t.ref(), depth + 1);
-        n.extra = static_cast<std::uint32_t>(t.decl_tag_component_idx() + 1);
+        n.extra = static_cast<std::uint32_t>(t.decl_tag_component_idx()) + 1;  // -1 (whole) is 0; 0x7fffffff + 1 must not overflow
         return table_.intern(n);
       case Kind::Enum:
       case Kind::Enum64:

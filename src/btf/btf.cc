@@ -126,6 +126,9 @@ void Btf::parse_header() {
   header_.type_len = order_.u32(p + 12);
   header_.str_off = order_.u32(p + 16);
   header_.str_len = order_.u32(p + 20);
+  // Records are read as 4-byte words from where the type section starts: the kernel ("Unaligned
+  // type_off") and libbpf refuse a type section that does not start on a multiple of 4.
+  if (header_.type_off % 4 != 0) fail(name_, "type section offset {} is not a multiple of 4", header_.type_off);
 
   const std::uint64_t t0 = std::uint64_t{header_.hdr_len} + header_.type_off;
   const std::uint64_t t1 = t0 + header_.type_len;

@@ -17,6 +17,7 @@ namespace btfslim {
 namespace {
 
 LibbpfBtfPtr from_memory(const Btf& btf) {
+  check_libbpf_reads(btf);
   const auto raw = btf.raw();
   struct btf* b = btf__new(raw.data(), static_cast<__u32>(raw.size()));
   if (!b) fail(btf.name(), "libbpf cannot read this BTF: {}", std::strerror(errno));
@@ -24,6 +25,15 @@ LibbpfBtfPtr from_memory(const Btf& btf) {
 }
 
 }  // namespace
+
+void check_libbpf_reads(const Btf& btf) {
+  for (TypeId id = btf.first_id(); id < btf.end_id(); ++id) {
+    const TypeView t = btf.type(id);
+    if (t.kind() == Kind::Fwd && t.size() != 0)
+      fail(btf.name(), "type [{}] FWD holds {} in its type field, which must be 0 (the kernel refuses it, and "
+           "libbpf would read it as a type id)", id, t.size());
+  }
+}
 
 void LibbpfBtfDeleter::operator()(struct btf* b) const { btf__free(b); }
 
@@ -33,6 +43,7 @@ LibbpfBtf::LibbpfBtf(const Btf& btf) {
     return;
   }
   base_ = from_memory(*btf.base());
+  check_libbpf_reads(btf);
   struct btf* b = btf__parse_split(btf.name().c_str(), base_.get());
   if (!b) fail(btf.name(), "libbpf cannot read this split BTF: {}", std::strerror(errno));
   btf_.reset(b);

@@ -57,6 +57,7 @@ std::string errno_text(int err) {
 }
 
 LibbpfBtfPtr libbpf_from_memory(const Btf& btf) {
+  check_libbpf_reads(btf);
   const auto raw = btf.raw();
   errno = 0;
   struct btf* b = btf__new(raw.data(), static_cast<__u32>(raw.size()));
@@ -66,6 +67,7 @@ LibbpfBtfPtr libbpf_from_memory(const Btf& btf) {
 
 // A split input, read by libbpf from its file (raw or ELF) on the libbpf copy of its base.
 LibbpfBtfPtr libbpf_split(const Btf& btf, struct btf* base) {
+  check_libbpf_reads(btf);
   errno = 0;
   struct btf* b = btf__parse_split(btf.name().c_str(), base);
   if (!b) fail(btf.name(), "libbpf cannot read this split BTF: {}", errno_text(errno));

@@ -178,6 +178,7 @@ class NonAsciiScan {
         if (expect_ == Key && nest_.empty()) {
           nest_.push_back(Header);
           if (at("[[")) ++i_;  // [[array of tables]]
+          header_key();
         } else {
           nest_.push_back(Array);
           expect_ = Value;
@@ -201,6 +202,22 @@ class NonAsciiScan {
         if (expect_ == Value) expect_ = AfterValue;  // a number, boolean or date
         return;
     }
+  }
+
+  // A table header's first key, past its bracket(s) at i_ and any blanks: toml++ 3.3 reads it assuming a
+  // bare key's character or a quote is there (a debug build asserts it, a release build lets the compiler
+  // assume it: undefined behaviour for "[[;", "[]", "[[[" or "[&", which fuzz_budget found; tomlplusplus
+  // issue 294, pull request 301). Refused here first.
+  void header_key() const {
+    std::size_t j = i_ + 1;
+    while (j < text_.size() && (text_[j] == ' ' || text_[j] == '\t')) ++j;
+    const char c = j < text_.size() ? text_[j] : '\n';
+    const bool bare = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!bare && c != '"' && c != '\'')
+      syntax_error("a table header must begin with a key (a name or a quoted string), not {}",
+                   c == '\n' || c == '\r' ? std::string("the end of the line")
+                   : c > ' ' && c < 0x7f    ? fmt::format("'{}'", c)
+                                            : fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c)));
   }
 
   // A string from its opening quote: a key's must be ASCII; in a basic string, a backslash and what a

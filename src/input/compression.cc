@@ -32,6 +32,15 @@ bool starts_with(std::span<const std::uint8_t> bytes, std::initializer_list<std:
   return bytes.size() >= magic.size() && std::equal(magic.begin(), magic.end(), bytes.begin());
 }
 
+// The most a format can inflate each input byte to: deflate's limit (258 bytes from 2 bits, plus block
+// overhead) is 1032; zstd's is an RLE block, 128 KiB from 4 bytes. A size a header declares is only a
+// hint, and a file a few bytes long must not make us allocate what it says (fuzz_compressed: 36 bytes of
+// gzip whose trailer said 577 MB).
+constexpr std::size_t kGzipMaxRatio = 1032, kZstdMaxRatio = 32768;
+std::size_t plausible(std::size_t declared, std::size_t input_bytes, std::size_t max_ratio) {
+  return std::min(declared, input_bytes * max_ratio);
+}
+
 // A growing malloc'd buffer that frees itself unless released to the caller.
 class Buffer {
  public:
@@ -107,8 +116,10 @@ Inflated inflate_xz(const std::string& path, std::span<const std::uint8_t> bytes
 Inflated inflate_zstd(const std::string& path, std::span<const std::uint8_t> bytes) {
   const unsigned long long declared = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
   const bool known = declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR;
-  Buffer out(path, "zstd", known ? static_cast<std::size_t>(std::min<unsigned long long>(declared, kMaxInflatedBytes))
-                                 : bytes.size() * 4);
+  Buffer out(path, "zstd",
+             known ? plausible(static_cast<std::size_t>(std::min<unsigned long long>(declared, kMaxInflatedBytes)),
+                               bytes.size(), kZstdMaxRatio)
+                   : bytes.size() * 4);
   const std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> d(ZSTD_createDStream(), ZSTD_freeDStream);
   if (!d) fail(path, "out of memory reading zstd stream");
   ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
@@ -130,7 +141,8 @@ Inflated inflate_gzip(const std::string& path, std::span<const std::uint8_t> byt
   std::size_t hint = bytes.size() * 4;
   if (bytes.size() >= 18) {
     const auto* t = bytes.data() + bytes.size() - 4;
-    hint = std::max<std::size_t>(t[0] | t[1] << 8 | t[2] << 16 | std::uint32_t{t[3]} << 24, 1);
+    hint = plausible(std::max<std::size_t>(t[0] | t[1] << 8 | t[2] << 16 | std::uint32_t{t[3]} << 24, 1), bytes.size(),
+                     kGzipMaxRatio);
   }
   Buffer out(path, "gzip", hint);
   z_stream z{};

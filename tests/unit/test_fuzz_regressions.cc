@@ -12,11 +12,28 @@
 //    end: a division by zero. check_c_printable() only refused a member whose own type is void, FUNC,
 //    VAR, DATASEC, DECL_TAG or FUNC_PROTO, not one that reaches those through a typedef or modifier, and
 //    never a FWD.
+// 2. fuzz_budget: a table header whose first key begins with neither a key character nor a quote
+//    ("[[;udget]]", "[]", "[[[1]]]", "[&") broke an assumption toml++ 3.3 makes (its assertion in a debug
+//    build, undefined behaviour in a release one): the budget file's own scan refuses it first.
+// 3. fuzz_diff: a DECL_TAG whose component index is INT32_MAX made diff's key `index + 1` overflow an
+//    int (UBSan).
+// 4. fuzz_libbpf: a FWD whose type field is not 0 parses (the field means nothing to our reader), but
+//    libbpf walks it as a type id: btf__dedup indexed an array with it and crashed (`btfslim dedup`,
+//    and any other hand-over to libbpf). Refused before libbpf sees it, as the kernel refuses it.
+// 5. fuzz_libbpf: a type section at an offset that is not a multiple of 4 was read; libbpf and the
+//    kernel refuse it, and now so does Btf::parse.
+// 6. fuzz_compressed: 36 bytes of gzip whose trailer (ISIZE) says 914 MB made decompress allocate that
+//    much up front (its buffer's first size is the trailer's, a hint); zstd's declared frame size
+//    likewise. The hint is now at most what the format can inflate the input to (1032:1, 32768:1).
 #include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "process.h"
 
 #include "btfslim/btf.h"
+#include "btfslim/budget.h"
+#include "btfslim/compression.h"
+#include "btfslim/dedup.h"
+#include "btfslim/diff.h"
 #include "btfslim/dump.h"
 #include "btfslim/error.h"
 #include "btfslim/input.h"
@@ -25,6 +42,7 @@
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -202,6 +220,106 @@ TEST_CASE("fuzz finding 1, split: dump -f c on a module member of type volatile 
   CHECK(r.status == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "btfslim: " + d.error + "\n");
+}
+
+std::shared_ptr<const Btf> parsed(const std::string& raw) {
+  auto owner = std::make_shared<std::string>(raw);
+  return Btf::parse("fuzz.btf", owner, {reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size()});
+}
+
+TEST_CASE("fuzz finding 2: a table header that does not begin with a key is a syntax error", "[robust]") {
+  for (const char* header : {"[[;udget]]", "[]", "[[[1]]]", "[&", "[[ \x7f]]", "[["}) {
+    INFO(header);
+    const std::string text = std::string("[[budget]]\nname = \"a\"\ntotal = 100\n") + header + "\n";
+    CHECK_THROWS_WITH(parse_budget_config(text, "b.toml"),
+                      Catch::Matchers::Contains("b.toml:4") && Catch::Matchers::Contains("table header must begin with a key"));
+  }
+  // Still fine: blanks, quotes, dotted keys.
+  CHECK(parse_budget_config("[[ budget ]]\nname = \"a\"\ntotal = 100\n", "b.toml").budgets.size() == 1);
+  CHECK(parse_budget_config("[[\"budget\"]]\nname = \"a\"\ntotal = 100\n", "b.toml").budgets.size() == 1);
+}
+
+TEST_CASE("fuzz finding 3: diff of a decl tag with component index INT32_MAX", "[robust]") {
+  BtfPtr b(btf__new_empty());
+  const int i32 = btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED);
+  const int s = btf__add_struct(b.get(), "s", 4);
+  REQUIRE(btf__add_field(b.get(), "x", i32, 0, 0) == 0);
+  REQUIRE(btf__add_decl_tag(b.get(), "tag", s, 0x7fffffff) > 0);
+  const auto btf = parsed(raw_of(b.get()));
+  const BtfDiff d = diff_btf(*btf, *btf);
+  CHECK(d.layout.empty());
+}
+
+// A small BTF with a FWD ([2]) whose type field holds `type` (btf__add_fwd writes 0).
+std::string with_fwd_type(std::uint32_t type) {
+  BtfPtr b(btf__new_empty());
+  const int i32 = btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED);
+  REQUIRE(btf__add_fwd(b.get(), "later", BTF_FWD_STRUCT) == 2);
+  REQUIRE(btf__add_ptr(b.get(), 2) == 3);
+  REQUIRE(btf__add_typedef(b.get(), "t", i32) == 4);
+  std::string raw = raw_of(b.get());
+  // The FWD is the second record: after the int's 12 + 4 bytes, its type field at +8.
+  std::memcpy(raw.data() + 24 + 16 + 8, &type, 4);
+  return raw;
+}
+
+TEST_CASE("fuzz finding 4: a FWD with a type is refused before libbpf reads it", "[robust]") {
+  CHECK_NOTHROW(dedup({parsed(with_fwd_type(0))}));
+  for (const std::uint32_t type : {1u, 0x5d000000u}) {
+    const auto btf = parsed(with_fwd_type(type));  // our reader takes it
+    CHECK_THROWS_WITH(dedup({btf}), Catch::Matchers::Contains("type [2] FWD holds") &&
+                                        Catch::Matchers::Contains("in its type field, which must be 0"));
+    static const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    OutputBuffer out(null_fd, "/dev/null");
+    CHECK_THROWS_WITH(dump_c(*btf, {}, out), Catch::Matchers::Contains("in its type field, which must be 0"));
+  }
+}
+
+TEST_CASE("fuzz finding 5: a type section that does not start on a multiple of 4 is refused", "[robust]") {
+  std::string raw = small_btf();
+  std::uint32_t one = 1, zero = 0;
+  std::memcpy(raw.data() + 8, &one, 4);    // type_off
+  std::memcpy(raw.data() + 12, &zero, 4);  // type_len
+  CHECK_THROWS_WITH(parsed(raw), Catch::Matchers::Contains("type section offset 1 is not a multiple of 4"));
+}
+
+TEST_CASE("fuzz finding 6: a gzip trailer's size is a hint, not an allocation", "[robust]") {
+#if defined(__SANITIZE_ADDRESS__)
+  skip("AddressSanitizer reserves more address space than the limit this test sets");
+#else
+  const std::uint8_t gz[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x55, 0x51,
+                             0x3d, 0x4f, 0x1b, 0x41, 0x10, 0x7d, 0x3e, 0x3e, 0xfd, 0x37, 0x7a, 0x4c,
+                             0x12, 0x58, 0x5a, 0x00, 0x00, 0x01, 0x69, 0x22, 0xc0, 0xde, 0x80, 0x36};
+  // In a child whose address space is 256 MiB: the 914 MB the trailer says cannot be allocated there, so
+  // only a hint within what 36 bytes can inflate to gets to the corrupt stream.
+  int pipe_fds[2];
+  REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const rlimit limit{256u << 20, 256u << 20};
+    ::setrlimit(RLIMIT_AS, &limit);
+    std::string said = "inflated";
+    try {
+      std::free(decompress("t.gz", gz, Compression::Gzip).data);
+    } catch (const InputError& e) {
+      said = e.what();
+    }
+    (void)!::write(pipe_fds[1], said.data(), said.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string said;
+  char buf[512];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  INFO(said);
+  CHECK(said.find("out of memory") == std::string::npos);
+  CHECK(said.find("t.gz") != std::string::npos);
+#endif
 }
 
 }  // namespace

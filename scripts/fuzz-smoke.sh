@@ -1,0 +1,77 @@
+#!/bin/bash
+# The test command's fuzz pass: builds every libFuzzer target (fuzz/fuzz_*.cc) and runs each over its seeds
+# (the generated ones, BUILDDIR/fuzz/seeds/TARGET, and the ones kept in the tree, fuzz/corpus/TARGET) and
+# then for SECONDS more, so that a target that no longer builds, or a seed that crashes again, fails CI.
+#
+#   scripts/fuzz-smoke.sh [SECONDS] [BUILDDIR]      (defaults: 15, build-fuzz)
+#
+# One line per target, "fuzz TARGET: ok (...)" or "fuzz TARGET: FAILED (...)", then the last line
+# "fuzz: N passed, N failed" (scripts/test.sh counts them). Exit status 1 when a target failed. Each run
+# starts from an empty corpus of its own (BUILDDIR/fuzz/smoke/TARGET), so that CI does not depend on what
+# an earlier run grew; bench/fuzz is the long run, which keeps its corpora.
+set -u
+cd "$(dirname "$0")/.."
+root=$PWD
+seconds=${1:-15}
+builddir=$(realpath -m "${2:-build-fuzz}")
+passed=0 failed=0
+
+if [ ! -f "$builddir/build.ninja" ]; then
+  setup_log=$(mktemp)
+  if ! ./fuzz/setup.sh "$builddir" >"$setup_log" 2>&1; then
+    cat "$setup_log"
+    rm -f "$setup_log"
+    echo "fuzz: configuring $builddir failed"
+    echo "fuzz: 0 passed, 1 failed"
+    exit 1
+  fi
+  rm -f "$setup_log"
+fi
+
+targets=$(cd fuzz && ls fuzz_*.cc | sed 's/\.cc$//')
+log=$builddir/fuzz-smoke-build.log
+# -k 0: every target that can be built is, so that one broken target does not hide the others' state.
+nice -n 10 ninja -C "$builddir" -k 0 fuzz-targets >"$log" 2>&1
+build_status=$?
+
+for t in $targets; do
+  exe=$builddir/fuzz/$t
+  name=${t#fuzz_}
+  # Built, and not stale: ninja has nothing left to do for it (a failed rebuild leaves the old binary).
+  if [ ! -x "$exe" ] || ! ninja -C "$builddir" -n "fuzz/$t" 2>/dev/null | grep -q 'no work to do'; then
+    echo "fuzz $name: FAILED (does not build; $log:)"
+    grep -A 12 -E "^FAILED: .*fuzz/$t(\.p/| |$)" "$log" | head -n 40 | sed 's/^/    /'
+    failed=$((failed + 1))
+    continue
+  fi
+  work=$builddir/fuzz/smoke/$name
+  rm -rf "$work"
+  mkdir -p "$work/corpus" "$work/findings"
+  seeds="$builddir/fuzz/seeds/$name"
+  [ -d "$seeds" ] || seeds=
+  kept=
+  [ -d "fuzz/corpus/$name" ] && kept="$root/fuzz/corpus/$name"
+  # In-process, so that the exit status is the verdict; the watchdog only for a libFuzzer that hangs
+  # outside a unit. -timeout is wall-clock time: 60 s per input, so that a machine busy with other builds
+  # does not fail CI (no unit takes a second of CPU; bench/fuzz, run on a quiet machine, allows 10).
+  (cd "$work" && timeout $((seconds + 300)) nice -n 10 "$exe" -max_total_time="$seconds" -timeout=60 \
+     -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix=findings/ corpus $seeds $kept \
+     >fuzz.log 2>&1)
+  status=$?
+  final_stat() { sed -n "s/^stat::$1: *//p" "$work/fuzz.log" | tail -n 1; }
+  cov=$(grep -E '^#[0-9]+.* cov: ' "$work/fuzz.log" | tail -n 1 | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
+  what="$(final_stat number_of_executed_units) runs, $(final_stat average_exec_per_sec)/s, ${cov:-?} edges"
+  findings=$(ls "$work/findings" 2>/dev/null)
+  if [ "$status" -eq 0 ] && [ -z "$findings" ]; then
+    echo "fuzz $name: ok ($what)"
+    passed=$((passed + 1))
+  else
+    echo "fuzz $name: FAILED (exit status $status; $what; findings: ${findings:-none} in $work/findings)"
+    grep -m 1 -B 2 -A 30 -E '^==[0-9]+==ERROR|runtime error:|ALARM: working on the last Unit|out-of-memory|deadly signal|^fuzz' \
+      "$work/fuzz.log" | head -n 40 | sed 's/^/    /'
+    failed=$((failed + 1))
+  fi
+done
+[ "$build_status" -eq 0 ] || [ "$failed" -gt 0 ] || { echo "fuzz: the build failed (see $log)"; failed=$((failed + 1)); }
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
