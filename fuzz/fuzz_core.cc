@@ -43,7 +43,7 @@ ObjectOnTarget cell_on(const BpfObject& object, const CandidateIndex& index, con
   mark_reachability(cell, &*code);
   count_outcomes(cell, false);
   cell.kernel_refs = resolve_kernel_refs(object, refs, names);
-  cell.kernel_refs_shown = names.has_functions();
+  cell.kernel_refs_decidable = names.has_functions();
   cell.target_names.emplace_back();
   for (CoreResult& r : cell.results) {
     if (r.matches.empty()) {
