@@ -260,11 +260,13 @@ void run_check(const CheckArgs& args) {
       one.cells[0].push_back(
           check_cell(*one.objects[0], index, names, one.kernel_refs[0], code, false, args.strict, std::move(done)));
       printer->object(one, 0, g);
-      // Kept for the next object, unless a large object's (spare.h).
+      // The cell is the next object's memory, whatever its size (its results are the pool's, resident
+      // anyway). After a large object (spare.h) the object is dropped now and what it freed inside the
+      // heap given back too.
       done = std::move(one.cells[0][0]);
       if (capacity_bytes(done.results) + capacity_bytes(done.targets) > kSpareBytes) {
         one = {};
-        ::malloc_trim(0);  // what a large object freed inside the heap, given back too
+        ::malloc_trim(0);
       }
     }
   } else {
