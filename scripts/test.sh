@@ -1,8 +1,8 @@
 #!/bin/sh
-# Installs what is missing, builds btfslim, runs the whole test suite, then runs it again against a
-# build with AddressSanitizer + UBSan: the unit tests built sanitized, and the end-to-end tests driving
-# the sanitized binary; with BTFSLIM_FUZZ_SMOKE=1, then builds the libFuzzer targets and runs each briefly
-# (scripts/fuzz-smoke.sh).
+# Installs what is missing, builds btfslim, runs the whole test suite, then runs it again against one
+# sanitized build (clang, AddressSanitizer + UBSan): the unit tests built sanitized, the end-to-end tests
+# driving the sanitized binary, and every libFuzzer target, built from the same compile of btfslim-core,
+# run over its seeds and briefly beyond (scripts/fuzz-smoke.sh).
 # Ends with one line "N passed, N failed, N skipped"; exit 1 on any failure.
 set -eu
 cd "$(dirname "$0")/.."
@@ -11,12 +11,26 @@ cd "$(dirname "$0")/.."
 # A second, real kernel for the tests of split BTF on the wrong base (fetched once; skips offline).
 ./scripts/fetch-test-kernel.sh
 
-# The sanitized build needs only the binary and the in-process unit tests.
+# The sanitized build: the binary, the in-process unit tests and the fuzz targets (fuzz/setup.sh says
+# why each option). clang's: g++'s UBSan at -O1 took three times as long to compile (12 of CI's 40
+# minutes) and made the tests run three to five times slower. A build-asan configured otherwise (by an
+# older checkout, with g++ and no fuzz targets) is configured again.
+sanitized_as_wanted() {
+  options=$(meson introspect build-asan --buildoptions 2>/dev/null) &&
+    echo "$options" | grep -q '"name": "fuzz", "value": true' &&
+    echo "$options" | grep -q '"name": "tests", "value": "unit"'
+}
+if [ -f build-asan/build.ninja ] && ! sanitized_as_wanted; then rm -rf build-asan; fi
 if [ ! -f build-asan/build.ninja ]; then
-  meson setup build-asan --buildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dtests=unit >/dev/null
+  ./fuzz/setup.sh build-asan unit >/dev/null
 fi
-ninja -C build-asan >/dev/null
+# The fuzz targets are built by the fuzz pass below, so that one that does not build fails as a test.
+if ! ninja -C build-asan btfslim tests/btfslim-unit-tests >build-asan/build.log 2>&1; then
+  tail -n 40 build-asan/build.log
+  echo "the sanitized build failed (build-asan/build.log)"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -51,19 +65,15 @@ for log in "$asan_logs"/*.e2e-tests.log; do
   grep -E '^(All tests passed|test cases:)' "$log" || echo "no summary"
 done
 
-# The fuzz harnesses are compiled by every build with tests (tests/meson.build), so that none rots. Their
-# libFuzzer build and smoke pass (clang's, with ASan and UBSan) cost about ten more minutes than CI's
-# forty allow today: run with BTFSLIM_FUZZ_SMOKE=1 (one passed or failed per target in the count below:
-# a target that does not build fails, as does any finding).
-fuzz_counts="0 0"
-if [ "${BTFSLIM_FUZZ_SMOKE:-0}" = 1 ]; then
-  echo "== fuzz targets: each built, then run over its seeds and for ${BTFSLIM_FUZZ_SECONDS:-15} s"
-  fuzz_log=build/fuzz-smoke.log
-  ./scripts/fuzz-smoke.sh "${BTFSLIM_FUZZ_SECONDS:-15}" build-fuzz >"$fuzz_log" 2>&1 || status=1
-  cat "$fuzz_log"
-  fuzz_counts=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$fuzz_log" | tail -n 1)
-  [ -n "$fuzz_counts" ] || fuzz_counts="0 1"
-fi
+# Every fuzz target (fuzz/fuzz_*.cc): built in build-asan, run over its seeds (the generated ones and the
+# minimized findings kept in fuzz/corpus/) and for BTFSLIM_FUZZ_SECONDS more (default 15). One passed or
+# failed per target in the count below: a target that does not build fails, as does any finding.
+echo "== fuzz targets: each built, then run over its seeds and for ${BTFSLIM_FUZZ_SECONDS:-15} s"
+fuzz_log=build-asan/fuzz-smoke.log
+./scripts/fuzz-smoke.sh "${BTFSLIM_FUZZ_SECONDS:-15}" build-asan >"$fuzz_log" 2>&1 || status=1
+cat "$fuzz_log"
+fuzz_counts=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$fuzz_log" | tail -n 1)
+[ -n "$fuzz_counts" ] || fuzz_counts="0 1"
 
 # Count Catch2 test cases from the logs. In meson's logs a test that died before Catch2 printed its
 # summary counts as one failure; so does the direct run above.

@@ -67,6 +67,9 @@ struct BpfCode::Build {
   // The working memory, kept by the thread from one object's code to the next (check and minimize read
   // hundreds in turn): taken by one Build at a time, cleared before use.
   struct Scratch {
+    // Declared, not defaulted: clang decides whether std::optional<Scratch> (below) can emplace one before
+    // it has read the member initializers, unless a constructor says so.
+    Scratch() {}
     std::vector<ElfFile::Section> sections;
     std::vector<ElfFile::TableSymbol> symbols;
     std::vector<ElfFile::Relocation> relocations;  // of one section at a time

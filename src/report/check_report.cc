@@ -282,7 +282,8 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     insn_of.assign(relos.size(), 0);
     shape_of.assign(relos.size(), kNotListed);
     program_text.clear(), program_span.clear();
-    auto program = [&](std::uint32_t k) { return text_at(program_text, program_span[k]); };
+    // Captured by name: clang 14 cannot capture a structured binding.
+    auto program = [&text = program_text, &span = program_span](std::uint32_t k) { return text_at(text, span[k]); };
     program_ids.clear();
     shapes.clear();
     first_row.clear();  // of each shape
