@@ -322,11 +322,14 @@ TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const st
           diff = verifier.check(object, expected, answers);
         },
         objs.one_source);
+    if (!diff.empty() && options.minimize.base)
+      fail(output, "not written: {} lacks what the objects need, and a relocation resolves differently on it: {} "
+           "(split BTF cannot add members to a type its base has: libbpf and the kernel search the split's own types "
+           "only for names the base lacks; give --split-base a base minimized for these objects too, or none)",
+           escape(options.minimize.base->name()), diff);
     if (!diff.empty())
-      fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}{}",
-           m.base ? " on " + escape(m.base->name()) : "", diff,
-           options.minimize.base ? " (split BTF cannot add members to a type its base has: give --split-base a base "
-                                   "minimized for these objects too, or none)" : "");
+      fail(output, "not written: a relocation resolves differently on the minimized BTF{}: {}",
+           m.base ? " on " + escape(m.base->name()) : "", diff);
   }
   for (const std::string& name : options.explain) explain(*source, m, objs.objects, name, outcome.report);
 

@@ -710,10 +710,12 @@ std::string verify_minimized(const Btf& source, const Minimized& minimized, cons
 
 namespace {
 
-// The output is searched as the source is: a module's after its base; the rest of a kernel's types,
-// split off onto a base, together with that base.
-CoreTarget verified_target(const Btf& source, const std::shared_ptr<const Btf>& out) {
-  return source.is_split() ? CoreTarget(out->base_shared(), {out}) : CoreTarget(out);
+// Split output is searched as libbpf and the kernel search a module's BTF on its vmlinux (and as check
+// searches --btf SPLIT -B BASE): its base first, its own types only for names the base lacks. A type the
+// output repeats from its base by name is then never a candidate (cilium/ebpf weighs both: the output
+// must resolve the same under either rule, and this one is the stricter).
+CoreTarget verified_target(const std::shared_ptr<const Btf>& out) {
+  return out->is_split() ? CoreTarget(out->base_shared(), {out}) : CoreTarget(out);
 }
 
 // check()'s comparison of one relocation's results, folded into `h`: the status; for an Ok one its
@@ -756,7 +758,7 @@ MinimizedVerifier::MinimizedVerifier(const Btf& source, const Minimized& minimiz
                                      std::span<const BpfObject::RootName> roots)
     : source_(source),
       out_(minimized.parse("the minimized BTF")),
-      target_(verified_target(source, out_)),
+      target_(verified_target(out_)),
       index_(target_, roots) {}
 
 std::string MinimizedVerifier::check(const BpfObject& object, const CoreResults& expected,
@@ -778,10 +780,11 @@ std::string MinimizedVerifier::check(const BpfObject& object, const CoreResults&
       }
     }
     if (!same)
-      diff = fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output",
+      diff = fmt::format("{}: relocation #{} of section '{}' ({} {}): {} {} on the source, {} {} on the output{}",
                          esc(object.path()), relos[i].index, esc(object.sections()[relos[i].section].name),
                          reloc_kind_name(relos[i].kind), describe_access(object, relos[i]), status_name(a.status),
-                         a.value, status_name(b.status), b.value);
+                         a.value, status_name(b.status), b.value,
+                         std::string_view(b.reason).empty() ? "" : fmt::format(" ({})", std::string_view(b.reason)));
     return diff.empty();
   });
   return diff;

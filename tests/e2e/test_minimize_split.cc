@@ -1,5 +1,6 @@
 // `btfslim minimize` writing split BTF ([minimize-split]): on another base with `--split-base` (only what
-// the base lacks; relocations resolve on base and output together as on the source), and for a module
+// the base lacks; relocations resolve as on the source, searched as libbpf and the kernel search a module
+// on its vmlinux: the base first, the split only for names the base lacks), and for a module
 // (`--btf MODULE.ko -B VMLINUX`: the module's own types on vmlinux, or on a minimized vmlinux). -B is the
 // input's base here as on every command.
 // Each output is read back by libbpf (btf__parse_split), bpftool and btfslim, and its relocations are
@@ -15,6 +16,7 @@
 
 #include "check_json.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -153,6 +155,44 @@ TEST_CASE("minimize --split-base refuses what split BTF cannot say, and writes n
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Contains("resolves differently") && Contains("task_struct") && Contains("cannot add members"));
   CHECK(!fs::exists(out));
+}
+
+TEST_CASE("minimize --split-base and check agree: a base type without the members the objects need is refused",
+          "[minimize-split]") {
+  // Two real projects' objects (the shared corpus) that read struct sock, pt_regs, iphdr and ipv6hdr:
+  // a base minimized for the first lacks members the second reads. A split BTF cannot add them (a second
+  // struct sock in the split is never a candidate where the base has one), so minimize refuses, as check
+  // on such a pair reports the relocations poisoned; a base minimized for both is taken, and check
+  // resolves every relocation on base and split as on the source.
+  const std::string corpus = corpus_dir(), vmlinux = running_vmlinux();
+  if (corpus.empty() || vmlinux.empty()) return skip("needs the shared corpus and /sys/kernel/btf/vmlinux");
+  const std::string first = corpus + "/alibaba-kubeskoop/pkg__exporter__probe__tracekernel__bpf_bpfel_x86.o";
+  const std::string second = corpus + "/grafana-beyla/pkg__internal__ebpf__ktracer__bpf_x86_bpfel.o";
+  if (!fs::exists(first) || !fs::exists(second)) return skip("the corpus lacks the kubeskoop and beyla objects");
+  const TempDir dir;
+  const std::string base = dir.file("base.btf"), more = dir.file("more.btf");
+  minimize({"--btf", vmlinux, "-o", base}, {first});
+  const RunResult r = btfslim({"minimize", "--btf", vmlinux, "--split-base", base, "-o", more, second});
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, Contains(base + " lacks what the objects need") && Contains("has no member") &&
+                        Contains("only for names the base lacks"));
+  CHECK(!fs::exists(more));
+
+  // The same pair made by hand (the split written with no verification): check says what minimize said.
+  const RunResult unverified = btfslim({"minimize", "--btf", vmlinux, "--split-base", base, "--no-verify", "-o", more, second});
+  REQUIRE(unverified.status == 0);
+  const RunResult c = btfslim({"check", "--btf", more, "-B", base, second});
+  CHECK(c.status == 1);
+  CHECK_THAT(c.out, Contains("POISONED") && Contains("has no member"));
+
+  // A base minimized for both: the split adds nothing the base has by name, and check agrees with the
+  // source relocation by relocation.
+  const std::string both = dir.file("both.btf"), rest = dir.file("rest.btf");
+  minimize({"--btf", vmlinux, "-o", both}, {first, second});
+  minimize({"--btf", vmlinux, "--split-base", both, "-o", rest}, {second});
+  CHECK(outcomes({"--btf", rest, "--base", both}, {second}) == outcomes({"--btf", vmlinux}, {second}));
 }
 
 TEST_CASE("minimize of a module writes split BTF on its vmlinux, or on a minimized vmlinux", "[minimize-split]") {
