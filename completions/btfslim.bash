@@ -27,10 +27,10 @@ _btfslim_options() {
         budget) echo "--config -c --format -f --help -h" ;;
         help) echo "--help -h" ;;
     esac
-    # What every command that reads inputs shares: how strictly, and bpftool's name for -B.
+    # What every command that reads inputs shares: how strictly, bpftool's name for -B, and no progress line.
     case $1 in
-        dump | measure | check | minimize | diff | dedup) echo "--base-btf --strict-input" ;;
-        budget) echo "--strict-input" ;;
+        dump | measure | check | minimize | diff | dedup) echo "--base-btf --strict-input --quiet -q" ;;
+        budget) echo "--strict-input --quiet -q" ;;
     esac
 }
 

@@ -44,6 +44,7 @@ complete -c btfslim -n "not __fish_seen_subcommand_from $commands" -s V -l versi
 # Options every command has, and -B, the input's base, where a command reads split BTF.
 complete -c btfslim -n "__fish_seen_subcommand_from $commands" -s h -l help -d 'print the options and exit'
 complete -c btfslim -n '__fish_seen_subcommand_from dump measure check minimize diff dedup budget' -l strict-input -d 'inputs are files only, never the running kernel by default'
+complete -c btfslim -n '__fish_seen_subcommand_from dump measure check minimize diff dedup budget' -s q -l quiet -d 'no progress line on stderr'
 complete -c btfslim -n '__fish_seen_subcommand_from dump measure check minimize diff dedup' -s B -l base -l base-btf -r -a '(__btfslim_kernel_btf)' -d 'the base BTF a split input continues'
 
 # dump and measure read one BTF.

@@ -15,6 +15,7 @@
 #include "btfslim/memory.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -81,8 +82,10 @@ struct Closure {
 // closure whole instead of walking it again. Rows by retained bytes gain from it: the types of one
 // strongly connected web (task_struct, net_device, ...) share a closure, and a row further down is
 // often what a row above reaches through a chain (FUNC, its prototype, a pointer, the struct).
+// `progress`, when given, is told how many closures are done every 1,024 (a progress bar's).
+using ClosureProgress = std::function<void(std::size_t done)>;
 std::vector<Closure> closure_sizes(const TypeGraph& graph, std::span<const std::uint32_t> nodes,
-                                   std::span<const double> own);
+                                   std::span<const double> own, const ClosureProgress& progress = {});
 inline Closure closure_size(const TypeGraph& graph, std::uint32_t node, std::span<const double> own) {
   return closure_sizes(graph, {&node, 1}, own).front();
 }

@@ -14,6 +14,7 @@
 #include "btfslim/error.h"
 #include "btfslim/input.h"
 #include "btfslim/loader.h"
+#include "btfslim/progress.h"
 #include "btfslim/spare.h"
 #include "btfslim/targets.h"
 
@@ -285,7 +286,10 @@ void run_check(const CheckArgs& args) {
         run.objects[o]->release_pages();
       }
     };
-    for (const std::string& t : targets) {
+    ProgressBar bar(targets.size(), "kernels");  // a file or an archive each
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      const std::string& t = targets[i];
+      bar.update(i, t);
       if (!is_archive_path(t)) {
         check_on(t, load_target(t, base, running, modules));
         continue;
@@ -296,6 +300,8 @@ void run_check(const CheckArgs& args) {
         check_on(name, base ? CoreTarget(base, {std::move(btf)}) : CoreTarget(std::move(btf)));
       });
     }
+    bar.update(targets.size(), "");
+    bar.clear();
     printer.emplace(view, args.objects, run.targets, args.strict, out);
     for (std::size_t o = 0; o < run.objects.size(); ++o) {
       printer->object(run, o, o);

@@ -5,6 +5,7 @@
 #include "btfslim/escape.h"
 #include "btfslim/input.h"
 #include "btfslim/output.h"
+#include "btfslim/progress.h"
 #include "btfslim/terminal.h"
 
 #include <bpf/libbpf.h>
@@ -93,11 +94,16 @@ int main(int argc, char** argv) {
   const bool one = std::any_of(std::begin(kCommands), std::end(kCommands), [&](const Command& c) { return c.name == first; });
   for (const Command& c : kCommands)
     if (!one || c.name == first) c.add(app);
-  // Every command reads inputs, and every one takes them as strictly when asked.
-  for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))
+  // Every command reads inputs, and every one takes them as strictly when asked; long work draws a
+  // progress line on a terminal's stderr, unless told not to.
+  for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) {
     c->add_flag_callback("--strict-input", [] { btfslim::set_strict_inputs(true); },
                          "inputs are files only: no input, 'vmlinux' or a module name that is no file here are "
                          "errors instead of the running kernel's BTF");
+    c->add_flag_callback("-q,--quiet", [] { btfslim::set_progress_quiet(true); },
+                         "no progress line on stderr (drawn only when stderr is a terminal, for work that takes "
+                         "seconds: many kernels, modules, closures)");
+  }
   // After the commands: --version, `help` and the option listing the cli tests read.
   btfslim::cli::register_help(app);
   try {

@@ -10,6 +10,7 @@
 #include "btfslim/kernel_memory.h"
 #include "btfslim/output.h"
 #include "btfslim/parallel.h"
+#include "btfslim/progress.h"
 #include "btfslim/targets.h"
 
 #include "minimize_kernel.h"
@@ -221,9 +222,15 @@ ModulesOutcome rewrite_modules(const KernelImage& image, const SlimKernel& slim,
                                std::span(reinterpret_cast<const std::uint8_t*>(owner->data()), owner->size()));
   // Each module on its own, on every CPU (xz compression is most of the time), its figures summed after.
   std::vector<ModulesOutcome> each(kos.size());
+  ProgressBar bar(kos.size(), "modules");
   parallel_for(kos.size(), available_cpus(), [&](std::size_t i) {
     const std::string& ko = kos[i];
     ModulesOutcome& out = each[i];
+    struct Stepped {  // however the module ends: rewritten, copied, or an error
+      ProgressBar& bar;
+      const std::string& ko;
+      ~Stepped() { bar.step(fs::path(ko).filename().string()); }
+    } stepped{bar, ko};
     std::error_code ec;
     const std::string target = (fs::path(out_dir) / fs::path(ko).lexically_relative(dir)).string();
     fs::create_directories(fs::path(target).parent_path(), ec);
@@ -260,6 +267,7 @@ ModulesOutcome rewrite_modules(const KernelImage& image, const SlimKernel& slim,
     out.memory_before += kernel_memory(module->btf->raw().size(), module->btf->own_count(), LoadedAs::Module).total();
     out.memory_after += kernel_memory(m.btf.size(), m.own + m.imported, LoadedAs::Module).total();
   });
+  bar.clear();
   ModulesOutcome out;
   out.found_in.resize(wanted.size());
   for (const ModulesOutcome& m : each) {

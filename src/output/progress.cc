@@ -16,24 +16,43 @@
 
 namespace btfslim {
 
+namespace {
+bool quiet = false;
+}  // namespace
+
+void set_progress_quiet(bool q) { quiet = q; }
+
 ProgressBar::ProgressBar(std::size_t total, std::string unit) : total_(total), unit_(std::move(unit)) {
   const char* term = std::getenv("TERM");
-  enabled_ = ::isatty(STDERR_FILENO) == 1 && !(term && std::strcmp(term, "dumb") == 0) && total > 0;
+  enabled_ = !quiet && ::isatty(STDERR_FILENO) == 1 && !(term && std::strcmp(term, "dumb") == 0) && total > 0;
 }
 
 ProgressBar::~ProgressBar() { clear(); }
 
 void ProgressBar::update(std::size_t done, std::string_view current) {
   if (!enabled_) return;
+  const std::scoped_lock lock(mutex_);
+  show(done, current);
+}
+
+void ProgressBar::step(std::string_view current) {
+  if (!enabled_) return;
+  const std::scoped_lock lock(mutex_);
+  show(done_ + 1, current);
+}
+
+void ProgressBar::show(std::size_t done, std::string_view current) {
   done_ = done;
-  current_.assign(current);
   const auto now = std::chrono::steady_clock::now();
   if (visible_ && done_ < total_ && now - last_ < std::chrono::milliseconds(100)) return;
+  current_.assign(current);
   last_ = now;
   draw();
 }
 
 void ProgressBar::clear() {
+  if (!enabled_) return;
+  const std::scoped_lock lock(mutex_);
   if (!visible_) return;
   std::fputs("\r\x1b[K", stderr);
   std::fflush(stderr);

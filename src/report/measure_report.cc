@@ -11,12 +11,14 @@
 // (in_json), a blank for zero in the table (blank_zero).
 #include "btfslim/error.h"
 #include "btfslim/kernel_memory.h"
+#include "btfslim/progress.h"
 #include "btfslim/report.h"
 #include "btfslim/view.h"
 
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 namespace btfslim {
@@ -188,8 +190,14 @@ TypeTable type_table(const Btf& btf, const Footprint& fp, const MeasureOptions& 
 
   TypeTable table;
   const bool with_closures = !o.all || o.closure_all;
-  const auto closures =
-      with_closures ? closure_sizes(fp.graph, {nodes.data(), shown}, fp.own) : std::vector<Closure>{};
+  // Every type's closure (--all --closure) takes seconds: a progress bar on a terminal.
+  std::optional<ProgressBar> bar;
+  if (with_closures && shown > 10000) bar.emplace(shown, "closures");
+  const auto closures = with_closures ? closure_sizes(fp.graph, {nodes.data(), shown}, fp.own,
+                                                      bar ? ClosureProgress([&](std::size_t done) { bar->update(done, ""); })
+                                                          : ClosureProgress())
+                                      : std::vector<Closure>{};
+  if (bar) bar->update(shown, ""), bar->clear();
   for (std::size_t i = 0; i < shown; ++i) {
     TypeRow r{btf.first_id() + nodes[i], nodes[i]};
     if (with_closures) r.closure = closures[i].bytes, r.closure_types = closures[i].types;

@@ -165,6 +165,7 @@ TEST_CASE("option pairs: measure honours or refuses every combination", "[option
       {"--modules", {"--modules", k->modules + "/kernel/net/netfilter"}},  // more than -n's 20
       {"--svg", {"--svg", w.written}},
       {"--strict-input", {"--strict-input"}, true},
+      {"--quiet", {"--quiet"}, true},
   };
   walk(w);
 }
@@ -189,6 +190,7 @@ TEST_CASE("option pairs: diff honours or refuses every combination", "[option-pa
       {"--top", {"-n", "1"}},
       {"--verbose", {"-v"}},
       {"--strict-input", {"--strict-input"}, true},
+      {"--quiet", {"--quiet"}, true},
   };
   w.not_walked = {{"--old-base", "every run reads each module on its own kernel"},
                   {"--new-base", "the same"},
@@ -209,6 +211,7 @@ TEST_CASE("option pairs: dump, dedup and budget honour or refuse every combinati
         {"--name", {"--name", "*s*"}},
         {"--kind", {"--kind", "struct"}},
         {"--strict-input", {"--strict-input"}, true},
+        {"--quiet", {"--quiet"}, true},
     };
     w.not_walked = {{"--base", "the input is no split BTF: the base's own tests walk it"}};
     walk(w);
@@ -224,6 +227,7 @@ TEST_CASE("option pairs: dump, dedup and budget honour or refuse every combinati
         {"--format", {"-f", "json"}},
         {"--top", {"-n", "1"}},
         {"--strict-input", {"--strict-input"}, true},
+        {"--quiet", {"--quiet"}, true},
     };
     w.not_walked = {{"--base", "the inputs are no split BTF: dedup's own tests walk it"},
                     {"--check", "every run checks (dedup needs --check or -o)"}};
@@ -241,6 +245,7 @@ TEST_CASE("option pairs: dump, dedup and budget honour or refuse every combinati
         {"--format", {"-f", "junit"}},
         {"--format", {"-f", "github"}},
         {"--strict-input", {"--strict-input"}, true},
+        {"--quiet", {"--quiet"}, true},
     };
     walk(w);
   }
