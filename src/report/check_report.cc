@@ -7,6 +7,7 @@
 // kernels in columns, folded into blocks that fit the terminal; what fails is listed after it, one row
 // per failure with the accessor last, so that a long one pushes nothing out of line.
 #include "btfslim/check.h"
+#include "check_parts.h"
 #include "btfslim/spare.h"
 #include "btfslim/ci_text.h"
 #include "btfslim/escape.h"
@@ -114,16 +115,11 @@ Names shown_names(std::span<const std::string> object_paths, const std::vector<s
   return n;
 }
 
-// What object `o` gives on target `t`, as a matrix cell says it.
-struct Cell {
-  bool nothing = false;  // nothing to relocate and no kernel reference decided: "-"
-  std::size_t failing = 0;
-  std::size_t failing_relocations = 0, failing_kernel_refs = 0;
-};
+}  // namespace
 
-Cell cell_of(const CheckRun& run, std::size_t o, std::size_t t) {
+MatrixCell matrix_cell(const CheckRun& run, std::size_t o, std::size_t t) {
   const ObjectOnTarget& cell = run.cells[o][t];
-  Cell c;
+  MatrixCell c;
   c.failing_relocations = cell.counts.failing;
   c.failing_kernel_refs = kernel_refs_failing(run, o, cell);
   c.failing = c.failing_relocations + c.failing_kernel_refs;
@@ -135,7 +131,6 @@ std::string plural(std::size_t n, std::string_view noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
 
-// The failing relocations of object `o` on target `t`, then its failing kernel references.
 std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::size_t t) {
   const BpfObject& obj = *run.objects[o];
   const ObjectOnTarget& cell = run.cells[o][t];
@@ -152,7 +147,6 @@ std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::si
   return rows;
 }
 
-// "prog insn #12 byte_off POISONED struct task_struct.x: reason", for formats of one line per failure.
 std::string failure_sentence(const FailureRow& row) {
   std::string s = row.owner;
   for (const std::string* part : {&row.where, &row.kind, &row.verdict, &row.subject})
@@ -161,7 +155,6 @@ std::string failure_sentence(const FailureRow& row) {
   return s;
 }
 
-// Rows aligned in columns, the subject last and the reason on a line of its own below.
 void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) {
   std::size_t ow = 0, ww = 0, kw = 0, vw = 0;
   for (const FailureRow& r : rows) {
@@ -177,6 +170,8 @@ void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) 
     if (!r.reason.empty()) out.print("  {:<{}}  {}\n", "", ow, r.reason);
   }
 }
+
+namespace {
 
 // What a table row shows after its program and instruction: the relocation's kind, result, target
 // and accessor, and the reason below a failing one. Relocations asking the same question with the same
@@ -264,7 +259,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
                   bool failures_only, TableScratch& scratch, OutputBuffer& out) {
     const BpfObject& obj = *run.objects[o];
     const ObjectOnTarget& cell = run.cells[o][0];
-    if (failures_only && cell_of(run, o, 0).failing == 0) return;
+    if (failures_only && matrix_cell(run, o, 0).failing == 0) return;
     out.print("{} on {}\n", shown, kernel);
     if (const auto note = nothing_to_do(obj); !note.empty()) {
       out.print("  {}\n", note);
@@ -422,11 +417,6 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     out.put('\n');
 }
 
-std::string cell_text(const Cell& c) {
-  if (c.nothing) return "-";
-  return c.failing == 0 ? "ok" : fmt::format("{} failing", c.failing);
-}
-
 // One result of relocation `i` on a target. Every key is there in every result, null where it does
 // not apply, so that a script reads them without asking.
 void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell, std::size_t i) {
@@ -478,12 +468,12 @@ void json_object(JsonWriter& j, const CheckRun& run, std::size_t o) {
   j.field("kernel_reference_count", std::uint64_t{refs.size()});
   // The matrix's cells: this object on each kernel, in the order of "kernels".
   std::size_t failing_kernels = 0;
-  for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += cell_of(run, o, t).failing != 0;
+  for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += matrix_cell(run, o, t).failing != 0;
   j.field("failure_count", std::uint64_t{failing_kernels});
   j.key("results");
   j.begin_array();
   for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    const Cell c = cell_of(run, o, t);
+    const MatrixCell c = matrix_cell(run, o, t);
     j.begin_object();
     j.field("kernel", run.targets[t]);
     j.field("failed", c.failing != 0);
@@ -546,12 +536,8 @@ struct CheckPrinter::State {
   // What outlives an object: its counts, and the failures of formats that list them at the end.
   std::size_t failing_pairs = 0;
   std::vector<std::size_t> failing_on;  // per target, how many objects fail there
-  struct Row {
-    std::size_t object;      // its place among the objects
-    std::vector<Cell> cells;  // per target
-  };
-  std::vector<Row> matrix;    // the matrix's rows
-  std::optional<Spool> spool;  // JSON's records; the matrix's lists of failures
+  std::optional<MatrixTable> matrix;   // a table of several kernels
+  std::optional<Spool> spool;          // JSON's records
   std::optional<JsonWriter> spool_json;
   std::vector<std::string> junit;  // per target, its test cases
   TableScratch table;              // a one-kernel table's working memory
@@ -574,8 +560,9 @@ CheckPrinter::CheckPrinter(const CheckView& view, std::span<const std::string> o
                            std::vector<std::string> targets, bool strict, OutputBuffer& out)
     : s_(std::make_unique<State>(view, object_paths, std::move(targets), strict, out)) {
   State& st = *s_;
-  if (view.format == CheckFormat::Json || st.matrix_table()) st.spool.emplace();
+  if (st.matrix_table()) st.matrix.emplace(st.names.kernels);
   if (view.format == CheckFormat::Json) {
+    st.spool.emplace();
     st.spool_json.emplace(st.spool->out());
     st.spool_json->begin_array();
   }
@@ -590,10 +577,10 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
   State& st = *s_;
   const std::size_t kernels = st.targets.size();
   const std::string& shown = st.names.objects[g];
-  std::vector<Cell> cells;
+  std::vector<MatrixCell> cells;
   bool fails = false;
   for (std::size_t t = 0; t < kernels; ++t) {
-    cells.push_back(cell_of(run, o, t));
+    cells.push_back(matrix_cell(run, o, t));
     if (cells.back().failing == 0) continue;
     fails = true;
     ++st.failing_pairs;
@@ -608,15 +595,8 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
 
         return;
       }
-      // The matrix's row now; what fails where spooled, printed after the matrix.
       if (failures_only && !fails) return;
-      for (std::size_t t = 0; t < kernels; ++t) {
-        const std::vector<FailureRow> failing = failure_rows(run, o, t);
-        if (failing.empty()) continue;
-        st.spool->out().print("\n{} on {}:\n", shown, st.names.kernels[t]);
-        print_failure_rows(failing, st.spool->out());
-      }
-      st.matrix.push_back({g, std::move(cells)});
+      st.matrix->object(run, o, g, shown, std::move(cells));
       return;
     case CheckFormat::Json:
       if (!failures_only || fails) json_object(*st.spool_json, run, o);
@@ -669,44 +649,7 @@ void CheckPrinter::finish() {
   const std::size_t kernels = st.targets.size();
   switch (st.view.format) {
     case CheckFormat::Table:
-      if (kernels > 1) {
-        // Column widths: the names, and the cells below them.
-        std::size_t ow = 6;
-        for (const State::Row& row : st.matrix) ow = std::max(ow, st.names.objects[row.object].size());
-        std::vector<std::size_t> widths(kernels);
-        for (std::size_t t = 0; t < kernels; ++t) {
-          widths[t] = std::max<std::size_t>(st.names.kernels[t].size(), 2);
-          for (const State::Row& row : st.matrix) widths[t] = std::max(widths[t], cell_text(row.cells[t]).size());
-        }
-        // Kernel columns in blocks that fit the terminal (COLUMNS), each block with the object column; in
-        // a pipe, one block however wide.
-        const std::size_t columns = terminal_columns(STDOUT_FILENO);
-        std::vector<std::pair<std::size_t, std::size_t>> blocks;  // [first, end) of kernel columns
-        for (std::size_t t = 0; t < kernels;) {
-          std::size_t end = t + 1, width = ow + 2 + widths[t];
-          while (end < kernels && (columns == 0 || width + 2 + widths[end] <= columns)) width += 2 + widths[end++];
-          blocks.push_back({t, end});
-          t = end;
-        }
-        if (!st.matrix.empty())
-          for (std::size_t b = 0; b < blocks.size(); ++b) {
-            if (b) out.put('\n');
-            const auto [first, end] = blocks[b];
-            out.print("{:<{}}", "OBJECT", ow);
-            for (std::size_t t = first; t < end; ++t)
-              out.print("  {:<{}}", st.names.kernels[t], t + 1 == end ? 0 : widths[t]);
-            out.put('\n');
-            for (const State::Row& row : st.matrix) {
-              out.print("{:<{}}", st.names.objects[row.object], ow);
-              for (std::size_t t = first; t < end; ++t)
-                out.print("  {:<{}}", cell_text(row.cells[t]), t + 1 == end ? 0 : widths[t]);
-              out.put('\n');
-            }
-          }
-        // What fails where.
-        st.spool->copy_to(out);
-        if (!st.matrix.empty()) out.put('\n');
-      }
+      if (st.matrix) st.matrix->print(st.names.objects, out);
       out.print("{}\n", st.verdict());
       return;
     case CheckFormat::Json: {
