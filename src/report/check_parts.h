@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace btfslim {
@@ -30,15 +31,28 @@ std::string failure_sentence(const FailureRow& row);
 // Rows aligned in columns, the subject last and the reason on a line of its own below.
 void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out);
 
-// The table of several kernels (check_matrix.cc): a row per object, a column per kernel, then what
-// fails where. Rows are added as the objects are done; what they fail on is kept in a Spool.
+// The failures of object `o` on every kernel of `run`, each once, grouped by the kernels they fail on
+// (check_matrix.cc says when two are alike): groups in the order their failures first appear, rows in
+// the order failure_rows() gives them.
+struct FailureGroup {
+  std::vector<std::size_t> kernels;  // ascending
+  std::vector<FailureRow> rows;
+};
+std::vector<FailureGroup> failure_groups(const CheckRun& run, std::size_t o);
+// Which of the kernels named `names` `kernels` are: "3 of 6 kernels: a, b, c", "5 of 6 kernels: all but
+// f", "all 6 kernels", "both kernels".
+std::string kernels_phrase(std::span<const std::size_t> kernels, std::span<const std::string> names);
+
+// The table of several kernels (check_matrix.cc): a row per object, a column per kernel, a legend, then
+// what fails where. Rows are added as the objects are done; what they fail on is kept in a Spool.
 class MatrixTable {
  public:
-  // `kernels`: the columns' names, escaped.
-  explicit MatrixTable(std::vector<std::string> kernels);
+  // `kernels`: the columns' names; `legend`: {name, file} of those the legend gives the file of; escaped.
+  MatrixTable(std::vector<std::string> kernels, std::vector<std::pair<std::string, std::string>> legend);
   // Object `o` of `run`, the report's object `g`, named `shown`, with its cells on every kernel.
   void object(const CheckRun& run, std::size_t o, std::size_t g, const std::string& shown, std::vector<MatrixCell> cells);
-  // The matrix in blocks that fit the terminal, then the failures; nothing when no object was added.
+  // The matrix in blocks that fit the terminal, the legend, then the failures; nothing when no object
+  // was added.
   // `objects`: every object's name, by its place in the report.
   void print(std::span<const std::string> objects, OutputBuffer& out);
 
@@ -48,6 +62,7 @@ class MatrixTable {
     std::vector<MatrixCell> cells;  // per kernel
   };
   std::vector<std::string> kernels_;
+  std::vector<std::pair<std::string, std::string>> legend_;
   std::vector<Row> rows_;
   Spool failures_;
 };

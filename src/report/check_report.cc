@@ -1,11 +1,12 @@
 // Printing `btfslim check`: a table of relocations for one target, a matrix of objects by targets for
 // several, JSON of one shape however many of either, GitHub workflow commands and JUnit XML for CI.
 //
-// Everything ends in one verdict, "N objects x M kernels: K fail", K counting the object/kernel pairs
-// that fail. Files are named by their shortest unique path suffix (paths.h): objects among the
-// objects, kernels among the kernels. The matrix keeps objects in rows, as there may be hundreds, and
-// kernels in columns, folded into blocks that fit the terminal; what fails is listed after it, one row
-// per failure with the accessor last, so that a long one pushes nothing out of line.
+// Everything ends in one verdict: on one kernel "N objects x 1 kernel: K fail"; on several, "N objects x
+// M kernels: K objects fail (P of N*M object/kernel pairs)", an object that fails on six kernels being one
+// failing object and six failing pairs. Objects are named by their shortest unique path suffix
+// (paths.h); one kernel so too, several by their short names (paths.h: the release, where it tells them
+// apart). The matrix of several kernels is check_matrix.cc's; its failures alike on several kernels
+// are listed once, and GitHub's annotations are grouped the same way.
 #include "btfslim/check.h"
 #include "check_parts.h"
 #include "btfslim/spare.h"
@@ -102,16 +103,26 @@ std::string result_text(const CoreResult& r, bool dead) {
   return std::string(result_text(r, dead, buf));
 }
 
-// The names a report shows: every object's and every target's shortest unique suffix, escaped.
+// The names a report shows: every object's shortest unique suffix; one kernel's too, several kernels'
+// short names; escaped, and the kernels' as they are for JSON.
 struct Names {
   std::vector<std::string> objects, kernels;
+  std::vector<std::string> kernels_raw;
+  std::vector<std::pair<std::string, std::string>> legend;  // short name, file: those not a suffix of their path
 };
 
 Names shown_names(std::span<const std::string> object_paths, const std::vector<std::string>& targets) {
   Names n;
   const std::vector<std::string> paths(object_paths.begin(), object_paths.end());
   for (const std::string_view s : shortest_unique_suffixes(paths)) n.objects.push_back(escape(s));
-  for (const std::string_view s : shortest_unique_suffixes(targets)) n.kernels.push_back(escape(s));
+  if (targets.size() == 1)
+    for (const std::string_view s : shortest_unique_suffixes(targets)) n.kernels_raw.emplace_back(s);
+  else
+    n.kernels_raw = kernel_short_names(targets);
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    n.kernels.push_back(escape(n.kernels_raw[t]));
+    if (!targets[t].ends_with(n.kernels_raw[t])) n.legend.emplace_back(n.kernels.back(), escape(targets[t]));
+  }
   return n;
 }
 
@@ -534,7 +545,7 @@ struct CheckPrinter::State {
   OutputBuffer& out;
 
   // What outlives an object: its counts, and the failures of formats that list them at the end.
-  std::size_t failing_pairs = 0;
+  std::size_t failing_pairs = 0, failing_objects = 0;
   std::vector<std::size_t> failing_on;  // per target, how many objects fail there
   std::optional<MatrixTable> matrix;   // a table of several kernels
   std::optional<Spool> spool;          // JSON's records
@@ -549,10 +560,14 @@ struct CheckPrinter::State {
 
   bool matrix_table() const { return view.format == CheckFormat::Table && targets.size() > 1; }
 
-  // "171 objects x 2 kernels: 12 fail".
+  // "171 objects x 1 kernel: 12 fail", "171 objects x 6 kernels: 12 objects fail (17 of 1026 object/kernel
+  // pairs)".
   std::string verdict() const {
-    return fmt::format("{} x {}: {} fail", plural(names.objects.size(), "object"), plural(targets.size(), "kernel"),
-                       failing_pairs);
+    const std::size_t objects = names.objects.size(), kernels = targets.size();
+    const std::string lead = fmt::format("{} x {}: ", plural(objects, "object"), plural(kernels, "kernel"));
+    if (kernels == 1) return lead + fmt::format("{} fail", failing_pairs);
+    return lead + fmt::format("{} {} ({} of {} object/kernel pairs)", plural(failing_objects, "object"),
+                              failing_objects == 1 ? "fails" : "fail", failing_pairs, objects * kernels);
   }
 };
 
@@ -560,7 +575,7 @@ CheckPrinter::CheckPrinter(const CheckView& view, std::span<const std::string> o
                            std::vector<std::string> targets, bool strict, OutputBuffer& out)
     : s_(std::make_unique<State>(view, object_paths, std::move(targets), strict, out)) {
   State& st = *s_;
-  if (st.matrix_table()) st.matrix.emplace(st.names.kernels);
+  if (st.matrix_table()) st.matrix.emplace(st.names.kernels, st.names.legend);
   if (view.format == CheckFormat::Json) {
     st.spool.emplace();
     st.spool_json.emplace(st.spool->out());
@@ -586,6 +601,7 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
     ++st.failing_pairs;
     ++st.failing_on[t];
   }
+  st.failing_objects += fails;
   const bool failures_only = st.view.failures_only;
   switch (st.view.format) {
     case CheckFormat::Table:
@@ -601,26 +617,35 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
     case CheckFormat::Json:
       if (!failures_only || fails) json_object(*st.spool_json, run, o);
       return;
-    case CheckFormat::Github:
-      // An ::error annotation on the object for each kernel it fails on, its failures one per line; and
-      // the step summary's row.
-      for (std::size_t t = 0; t < kernels; ++t) {
-        if (cells[t].failing == 0) continue;
-        const std::vector<FailureRow> failing = failure_rows(run, o, t);
-        std::string text = fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], failing.size());
+    case CheckFormat::Github: {
+      // An ::error annotation on the object for each kernel it fails on, its failures one per line, and
+      // the step summary's row; on several kernels, one for each set of kernels its failures share.
+      auto annotate = [&](const std::vector<FailureRow>& failing, const std::string& where, const std::string& title,
+                          const std::string& kernel_cell) {
+        std::string text = fmt::format("{} {}: {} failing", shown, where, failing.size());
         for (const FailureRow& row : failing) {
           text += '\n';
           text += failure_sentence(row);
         }
         st.out.print("::error file={},title={}::{}\n", github_property(escape(run.objects[o]->path())),
-                     github_property(fmt::format("btfslim check: {} fails on {}", shown, st.names.kernels[t])),
-                     github_data(text));
+                     github_property(fmt::format("btfslim check: {} fails on {}", shown, title)), github_data(text));
         if (st.summary_count++ < kMaxSummaryRows)
-          st.summary_rows += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(shown),
-                                         markdown_cell(st.names.kernels[t]), failing.size(),
+          st.summary_rows += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(shown), markdown_cell(kernel_cell),
+                                         failing.size(),
                                          failing.empty() ? "" : markdown_cell(failure_sentence(failing.front())));
+      };
+      if (kernels == 1) {
+        const std::string& kernel = st.names.kernels[0];
+        if (cells[0].failing != 0) annotate(failure_rows(run, o, 0), "on " + kernel, kernel, kernel);
+        return;
+      }
+      // The title names how many kernels; the message and the summary which.
+      for (const FailureGroup& group : failure_groups(run, o)) {
+        const std::string phrase = kernels_phrase(group.kernels, st.names.kernels);
+        annotate(group.rows, "fails on " + phrase, phrase.substr(0, phrase.find(':')), phrase);
       }
       return;
+    }
     case CheckFormat::Junit:
       // A <testcase> per object (per failing one with `failures_only`), a <failure> where it fails.
       for (std::size_t t = 0; t < kernels; ++t) {
@@ -658,12 +683,19 @@ void CheckPrinter::finish() {
       j.field("object_count", std::uint64_t{st.names.objects.size()});
       j.field("kernel_count", std::uint64_t{kernels});
       j.field("failure_count", std::uint64_t{st.failing_pairs});
+      j.field("failing_object_count", std::uint64_t{st.failing_objects});
       j.field("failed", failed());
       j.key("kernels");
       j.begin_array();
       for (std::size_t t = 0; t < kernels; ++t) {
         j.begin_object();
         j.field("file", st.targets[t]);
+        j.field("short_name", st.names.kernels_raw[t]);
+        j.key("release");
+        if (const std::string_view release = kernel_release(st.targets[t]); !release.empty())
+          j.value(release);
+        else
+          j.value(nullptr);
         j.field("failure_count", std::uint64_t{st.failing_on[t]});
         j.end_object();
       }
@@ -702,8 +734,8 @@ std::string CheckPrinter::markdown_summary() const {
   std::string s = fmt::format("### btfslim check: {}\n\n", markdown_cell(st.verdict()));
   if (st.summary_count) s += "| | Object | Kernel | Failing | First failure |\n|:-:|---|---|--:|---|\n" + st.summary_rows;
   if (st.summary_count > kMaxSummaryRows)
-    s += fmt::format("\n{} more object/kernel pairs fail: the job's log lists them all.\n",
-                     st.summary_count - kMaxSummaryRows);
+    s += fmt::format("\n{} more {}: the job's log lists them all.\n", st.summary_count - kMaxSummaryRows,
+                     st.targets.size() == 1 ? "object/kernel pairs fail" : "rows");
   return s + "\n";
 }
 
