@@ -97,8 +97,10 @@ struct CheckView {
 };
 
 // The report in `view`'s format, printed as the objects are done: the table (one target: every
-// relocation, object by object; several: objects by targets, then what fails where), JSON, GitHub
-// workflow commands or JUnit XML. Each ends with (or holds) the verdict "N objects x M kernels: K fail".
+// relocation, object by object; several: objects by targets, then what fails where, a failure alike on
+// several kernels once), JSON, GitHub workflow commands or JUnit XML. Each ends with (or holds) the
+// verdict: "N objects x 1 kernel: K fail", or "N objects x M kernels: K objects fail (P of N*M
+// object/kernel pairs)".
 //
 // object() takes each object once its results on every target are in, in the order of the paths given;
 // the caller may drop them after it. Past an object the printer keeps its counts and, where the format

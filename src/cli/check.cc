@@ -332,7 +332,8 @@ void register_check(CLI::App& app) {
   add_base_option(*cmd, args->base, "the base BTF that split targets (module BTF files) continue");
   cmd->add_option("--format,-f", args->format,
                   "table, json (one record per relocation, with a result per kernel), github (workflow commands: "
-                  "an annotation per failing object and kernel) or junit (XML: a test case per object and kernel)")
+                  "an annotation per failing object and kernel, or set of kernels its failures share) or junit (XML: "
+                  "a test case per object and kernel)")
       ->check(CLI::IsMember({"table", "json", "github", "junit"}));
   cmd->add_flag("--failures-only", args->failures_only,
                 "show only the objects that fail on some kernel, and only what fails them (the verdict line "

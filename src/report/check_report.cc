@@ -1,12 +1,14 @@
 // Printing `btfslim check`: a table of relocations for one target, a matrix of objects by targets for
 // several, JSON of one shape however many of either, GitHub workflow commands and JUnit XML for CI.
 //
-// Everything ends in one verdict, "N objects x M kernels: K fail", K counting the object/kernel pairs
-// that fail. Files are named by their shortest unique path suffix (paths.h): objects among the
-// objects, kernels among the kernels. The matrix keeps objects in rows, as there may be hundreds, and
-// kernels in columns, folded into blocks that fit the terminal; what fails is listed after it, one row
-// per failure with the accessor last, so that a long one pushes nothing out of line.
+// Everything ends in one verdict: on one kernel "N objects x 1 kernel: K fail"; on several, "N objects x
+// M kernels: K objects fail (P of N*M object/kernel pairs)", an object that fails on six kernels being one
+// failing object and six failing pairs. Objects are named by their shortest unique path suffix
+// (paths.h); one kernel so too, several by their short names (paths.h: the release, where it tells them
+// apart). The matrix of several kernels is check_matrix.cc's; its failures alike on several kernels
+// are listed once, and GitHub's annotations are grouped the same way.
 #include "btfslim/check.h"
+#include "check_parts.h"
 #include "btfslim/spare.h"
 #include "btfslim/ci_text.h"
 #include "btfslim/escape.h"
@@ -101,29 +103,34 @@ std::string result_text(const CoreResult& r, bool dead) {
   return std::string(result_text(r, dead, buf));
 }
 
-// The names a report shows: every object's and every target's shortest unique suffix, escaped.
+// The names a report shows: every object's shortest unique suffix; one kernel's too, several kernels'
+// short names; escaped, and the kernels' as they are for JSON.
 struct Names {
   std::vector<std::string> objects, kernels;
+  std::vector<std::string> kernels_raw;
+  std::vector<std::pair<std::string, std::string>> legend;  // short name, file: those not a suffix of their path
 };
 
 Names shown_names(std::span<const std::string> object_paths, const std::vector<std::string>& targets) {
   Names n;
   const std::vector<std::string> paths(object_paths.begin(), object_paths.end());
   for (const std::string_view s : shortest_unique_suffixes(paths)) n.objects.push_back(escape(s));
-  for (const std::string_view s : shortest_unique_suffixes(targets)) n.kernels.push_back(escape(s));
+  if (targets.size() == 1)
+    for (const std::string_view s : shortest_unique_suffixes(targets)) n.kernels_raw.emplace_back(s);
+  else
+    n.kernels_raw = kernel_short_names(targets);
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    n.kernels.push_back(escape(n.kernels_raw[t]));
+    if (!targets[t].ends_with(n.kernels_raw[t])) n.legend.emplace_back(n.kernels.back(), escape(targets[t]));
+  }
   return n;
 }
 
-// What object `o` gives on target `t`, as a matrix cell says it.
-struct Cell {
-  bool nothing = false;  // nothing to relocate and no kernel reference decided: "-"
-  std::size_t failing = 0;
-  std::size_t failing_relocations = 0, failing_kernel_refs = 0;
-};
+}  // namespace
 
-Cell cell_of(const CheckRun& run, std::size_t o, std::size_t t) {
+MatrixCell matrix_cell(const CheckRun& run, std::size_t o, std::size_t t) {
   const ObjectOnTarget& cell = run.cells[o][t];
-  Cell c;
+  MatrixCell c;
   c.failing_relocations = cell.counts.failing;
   c.failing_kernel_refs = kernel_refs_failing(run, o, cell);
   c.failing = c.failing_relocations + c.failing_kernel_refs;
@@ -135,7 +142,6 @@ std::string plural(std::size_t n, std::string_view noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
 
-// The failing relocations of object `o` on target `t`, then its failing kernel references.
 std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::size_t t) {
   const BpfObject& obj = *run.objects[o];
   const ObjectOnTarget& cell = run.cells[o][t];
@@ -152,7 +158,6 @@ std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::si
   return rows;
 }
 
-// "prog insn #12 byte_off POISONED struct task_struct.x: reason", for formats of one line per failure.
 std::string failure_sentence(const FailureRow& row) {
   std::string s = row.owner;
   for (const std::string* part : {&row.where, &row.kind, &row.verdict, &row.subject})
@@ -161,7 +166,6 @@ std::string failure_sentence(const FailureRow& row) {
   return s;
 }
 
-// Rows aligned in columns, the subject last and the reason on a line of its own below.
 void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) {
   std::size_t ow = 0, ww = 0, kw = 0, vw = 0;
   for (const FailureRow& r : rows) {
@@ -177,6 +181,8 @@ void print_failure_rows(const std::vector<FailureRow>& rows, OutputBuffer& out) 
     if (!r.reason.empty()) out.print("  {:<{}}  {}\n", "", ow, r.reason);
   }
 }
+
+namespace {
 
 // What a table row shows after its program and instruction: the relocation's kind, result, target
 // and accessor, and the reason below a failing one. Relocations asking the same question with the same
@@ -264,7 +270,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
                   bool failures_only, TableScratch& scratch, OutputBuffer& out) {
     const BpfObject& obj = *run.objects[o];
     const ObjectOnTarget& cell = run.cells[o][0];
-    if (failures_only && cell_of(run, o, 0).failing == 0) return;
+    if (failures_only && matrix_cell(run, o, 0).failing == 0) return;
     out.print("{} on {}\n", shown, kernel);
     if (const auto note = nothing_to_do(obj); !note.empty()) {
       out.print("  {}\n", note);
@@ -422,11 +428,6 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     out.put('\n');
 }
 
-std::string cell_text(const Cell& c) {
-  if (c.nothing) return "-";
-  return c.failing == 0 ? "ok" : fmt::format("{} failing", c.failing);
-}
-
 // One result of relocation `i` on a target. Every key is there in every result, null where it does
 // not apply, so that a script reads them without asking.
 void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell, std::size_t i) {
@@ -478,12 +479,12 @@ void json_object(JsonWriter& j, const CheckRun& run, std::size_t o) {
   j.field("kernel_reference_count", std::uint64_t{refs.size()});
   // The matrix's cells: this object on each kernel, in the order of "kernels".
   std::size_t failing_kernels = 0;
-  for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += cell_of(run, o, t).failing != 0;
+  for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += matrix_cell(run, o, t).failing != 0;
   j.field("failure_count", std::uint64_t{failing_kernels});
   j.key("results");
   j.begin_array();
   for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    const Cell c = cell_of(run, o, t);
+    const MatrixCell c = matrix_cell(run, o, t);
     j.begin_object();
     j.field("kernel", run.targets[t]);
     j.field("failed", c.failing != 0);
@@ -544,14 +545,10 @@ struct CheckPrinter::State {
   OutputBuffer& out;
 
   // What outlives an object: its counts, and the failures of formats that list them at the end.
-  std::size_t failing_pairs = 0;
+  std::size_t failing_pairs = 0, failing_objects = 0;
   std::vector<std::size_t> failing_on;  // per target, how many objects fail there
-  struct Row {
-    std::size_t object;      // its place among the objects
-    std::vector<Cell> cells;  // per target
-  };
-  std::vector<Row> matrix;    // the matrix's rows
-  std::optional<Spool> spool;  // JSON's records; the matrix's lists of failures
+  std::optional<MatrixTable> matrix;   // a table of several kernels
+  std::optional<Spool> spool;          // JSON's records
   std::optional<JsonWriter> spool_json;
   std::vector<std::string> junit;  // per target, its test cases
   TableScratch table;              // a one-kernel table's working memory
@@ -563,10 +560,14 @@ struct CheckPrinter::State {
 
   bool matrix_table() const { return view.format == CheckFormat::Table && targets.size() > 1; }
 
-  // "171 objects x 2 kernels: 12 fail".
+  // "171 objects x 1 kernel: 12 fail", "171 objects x 6 kernels: 12 objects fail (17 of 1026 object/kernel
+  // pairs)".
   std::string verdict() const {
-    return fmt::format("{} x {}: {} fail", plural(names.objects.size(), "object"), plural(targets.size(), "kernel"),
-                       failing_pairs);
+    const std::size_t objects = names.objects.size(), kernels = targets.size();
+    const std::string lead = fmt::format("{} x {}: ", plural(objects, "object"), plural(kernels, "kernel"));
+    if (kernels == 1) return lead + fmt::format("{} fail", failing_pairs);
+    return lead + fmt::format("{} {} ({} of {} object/kernel pairs)", plural(failing_objects, "object"),
+                              failing_objects == 1 ? "fails" : "fail", failing_pairs, objects * kernels);
   }
 };
 
@@ -574,8 +575,9 @@ CheckPrinter::CheckPrinter(const CheckView& view, std::span<const std::string> o
                            std::vector<std::string> targets, bool strict, OutputBuffer& out)
     : s_(std::make_unique<State>(view, object_paths, std::move(targets), strict, out)) {
   State& st = *s_;
-  if (view.format == CheckFormat::Json || st.matrix_table()) st.spool.emplace();
+  if (st.matrix_table()) st.matrix.emplace(st.names.kernels, st.names.legend);
   if (view.format == CheckFormat::Json) {
+    st.spool.emplace();
     st.spool_json.emplace(st.spool->out());
     st.spool_json->begin_array();
   }
@@ -590,15 +592,16 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
   State& st = *s_;
   const std::size_t kernels = st.targets.size();
   const std::string& shown = st.names.objects[g];
-  std::vector<Cell> cells;
+  std::vector<MatrixCell> cells;
   bool fails = false;
   for (std::size_t t = 0; t < kernels; ++t) {
-    cells.push_back(cell_of(run, o, t));
+    cells.push_back(matrix_cell(run, o, t));
     if (cells.back().failing == 0) continue;
     fails = true;
     ++st.failing_pairs;
     ++st.failing_on[t];
   }
+  st.failing_objects += fails;
   const bool failures_only = st.view.failures_only;
   switch (st.view.format) {
     case CheckFormat::Table:
@@ -608,39 +611,41 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
 
         return;
       }
-      // The matrix's row now; what fails where spooled, printed after the matrix.
       if (failures_only && !fails) return;
-      for (std::size_t t = 0; t < kernels; ++t) {
-        const std::vector<FailureRow> failing = failure_rows(run, o, t);
-        if (failing.empty()) continue;
-        st.spool->out().print("\n{} on {}:\n", shown, st.names.kernels[t]);
-        print_failure_rows(failing, st.spool->out());
-      }
-      st.matrix.push_back({g, std::move(cells)});
+      st.matrix->object(run, o, g, shown, std::move(cells));
       return;
     case CheckFormat::Json:
       if (!failures_only || fails) json_object(*st.spool_json, run, o);
       return;
-    case CheckFormat::Github:
-      // An ::error annotation on the object for each kernel it fails on, its failures one per line; and
-      // the step summary's row.
-      for (std::size_t t = 0; t < kernels; ++t) {
-        if (cells[t].failing == 0) continue;
-        const std::vector<FailureRow> failing = failure_rows(run, o, t);
-        std::string text = fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], failing.size());
+    case CheckFormat::Github: {
+      // An ::error annotation on the object for each kernel it fails on, its failures one per line, and
+      // the step summary's row; on several kernels, one for each set of kernels its failures share.
+      auto annotate = [&](const std::vector<FailureRow>& failing, const std::string& where, const std::string& title,
+                          const std::string& kernel_cell) {
+        std::string text = fmt::format("{} {}: {} failing", shown, where, failing.size());
         for (const FailureRow& row : failing) {
           text += '\n';
           text += failure_sentence(row);
         }
         st.out.print("::error file={},title={}::{}\n", github_property(escape(run.objects[o]->path())),
-                     github_property(fmt::format("btfslim check: {} fails on {}", shown, st.names.kernels[t])),
-                     github_data(text));
+                     github_property(fmt::format("btfslim check: {} fails on {}", shown, title)), github_data(text));
         if (st.summary_count++ < kMaxSummaryRows)
-          st.summary_rows += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(shown),
-                                         markdown_cell(st.names.kernels[t]), failing.size(),
+          st.summary_rows += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(shown), markdown_cell(kernel_cell),
+                                         failing.size(),
                                          failing.empty() ? "" : markdown_cell(failure_sentence(failing.front())));
+      };
+      if (kernels == 1) {
+        const std::string& kernel = st.names.kernels[0];
+        if (cells[0].failing != 0) annotate(failure_rows(run, o, 0), "on " + kernel, kernel, kernel);
+        return;
+      }
+      // The title names how many kernels; the message and the summary which.
+      for (const FailureGroup& group : failure_groups(run, o)) {
+        const std::string phrase = kernels_phrase(group.kernels, st.names.kernels);
+        annotate(group.rows, "fails on " + phrase, phrase.substr(0, phrase.find(':')), phrase);
       }
       return;
+    }
     case CheckFormat::Junit:
       // A <testcase> per object (per failing one with `failures_only`), a <failure> where it fails.
       for (std::size_t t = 0; t < kernels; ++t) {
@@ -669,44 +674,7 @@ void CheckPrinter::finish() {
   const std::size_t kernels = st.targets.size();
   switch (st.view.format) {
     case CheckFormat::Table:
-      if (kernels > 1) {
-        // Column widths: the names, and the cells below them.
-        std::size_t ow = 6;
-        for (const State::Row& row : st.matrix) ow = std::max(ow, st.names.objects[row.object].size());
-        std::vector<std::size_t> widths(kernels);
-        for (std::size_t t = 0; t < kernels; ++t) {
-          widths[t] = std::max<std::size_t>(st.names.kernels[t].size(), 2);
-          for (const State::Row& row : st.matrix) widths[t] = std::max(widths[t], cell_text(row.cells[t]).size());
-        }
-        // Kernel columns in blocks that fit the terminal (COLUMNS), each block with the object column; in
-        // a pipe, one block however wide.
-        const std::size_t columns = terminal_columns(STDOUT_FILENO);
-        std::vector<std::pair<std::size_t, std::size_t>> blocks;  // [first, end) of kernel columns
-        for (std::size_t t = 0; t < kernels;) {
-          std::size_t end = t + 1, width = ow + 2 + widths[t];
-          while (end < kernels && (columns == 0 || width + 2 + widths[end] <= columns)) width += 2 + widths[end++];
-          blocks.push_back({t, end});
-          t = end;
-        }
-        if (!st.matrix.empty())
-          for (std::size_t b = 0; b < blocks.size(); ++b) {
-            if (b) out.put('\n');
-            const auto [first, end] = blocks[b];
-            out.print("{:<{}}", "OBJECT", ow);
-            for (std::size_t t = first; t < end; ++t)
-              out.print("  {:<{}}", st.names.kernels[t], t + 1 == end ? 0 : widths[t]);
-            out.put('\n');
-            for (const State::Row& row : st.matrix) {
-              out.print("{:<{}}", st.names.objects[row.object], ow);
-              for (std::size_t t = first; t < end; ++t)
-                out.print("  {:<{}}", cell_text(row.cells[t]), t + 1 == end ? 0 : widths[t]);
-              out.put('\n');
-            }
-          }
-        // What fails where.
-        st.spool->copy_to(out);
-        if (!st.matrix.empty()) out.put('\n');
-      }
+      if (st.matrix) st.matrix->print(st.names.objects, out);
       out.print("{}\n", st.verdict());
       return;
     case CheckFormat::Json: {
@@ -715,12 +683,19 @@ void CheckPrinter::finish() {
       j.field("object_count", std::uint64_t{st.names.objects.size()});
       j.field("kernel_count", std::uint64_t{kernels});
       j.field("failure_count", std::uint64_t{st.failing_pairs});
+      j.field("failing_object_count", std::uint64_t{st.failing_objects});
       j.field("failed", failed());
       j.key("kernels");
       j.begin_array();
       for (std::size_t t = 0; t < kernels; ++t) {
         j.begin_object();
         j.field("file", st.targets[t]);
+        j.field("short_name", st.names.kernels_raw[t]);
+        j.key("release");
+        if (const std::string_view release = kernel_release(st.targets[t]); !release.empty())
+          j.value(release);
+        else
+          j.value(nullptr);
         j.field("failure_count", std::uint64_t{st.failing_on[t]});
         j.end_object();
       }
@@ -759,8 +734,8 @@ std::string CheckPrinter::markdown_summary() const {
   std::string s = fmt::format("### btfslim check: {}\n\n", markdown_cell(st.verdict()));
   if (st.summary_count) s += "| | Object | Kernel | Failing | First failure |\n|:-:|---|---|--:|---|\n" + st.summary_rows;
   if (st.summary_count > kMaxSummaryRows)
-    s += fmt::format("\n{} more object/kernel pairs fail: the job's log lists them all.\n",
-                     st.summary_count - kMaxSummaryRows);
+    s += fmt::format("\n{} more {}: the job's log lists them all.\n", st.summary_count - kMaxSummaryRows,
+                     st.targets.size() == 1 ? "object/kernel pairs fail" : "rows");
   return s + "\n";
 }
 

@@ -160,18 +160,46 @@ void expect_agrees_with_single_runs(const json& doc, const std::vector<std::stri
   FAIL(s.str());
 }
 
-// The table of several targets: a header of kernels, one row per object, then per failing object/kernel
-// pair the failing relocations and kernel references, then the verdict line.
+// The table of several targets: a header of kernels, one row per object, then per object and set of
+// kernels its failures share the failing relocations and kernel references, then the verdict line.
 struct Matrix {
   std::vector<std::string> kernels;  // the header's columns
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;  // object, cells
   struct Failing {
-    std::string heading;             // "OBJ on KERNEL"
-    std::vector<std::string> lines;  // a row, with its reason after a line break when it has one
+    std::string heading;               // "OBJ fails on 2 of 3 kernels: a, b"
+    std::string object;                // OBJ
+    std::vector<std::string> kernels;  // the kernels the heading names
+    std::vector<std::string> lines;    // a row, with its reason after a line break when it has one
   };
   std::vector<Failing> failing;
-  std::string verdict;  // "N objects x M kernels: K fail"
+  std::string verdict;  // "N objects x M kernels: K objects fail (P of N*M object/kernel pairs)"
 };
+
+// The kernels a heading's "fails on ..." names, of `all`: "both kernels", "all 3 kernels", "1 of 3
+// kernels: a", "2 of 3 kernels: all but c".
+std::vector<std::string> kernels_named(const std::string& phrase, const std::vector<std::string>& all) {
+  if (phrase == "both kernels" || phrase == "all " + std::to_string(all.size()) + " kernels") return all;
+  const std::string of = " of " + std::to_string(all.size()) + " kernels: ";
+  const std::size_t at = phrase.find(of);
+  INFO("a list of kernels: " << phrase);
+  REQUIRE(at != std::string::npos);
+  const std::size_t count = std::stoul(phrase.substr(0, at));
+  std::string list = phrase.substr(at + of.size());
+  const bool but = list.starts_with("all but ");
+  if (but) list = list.substr(8);
+  std::vector<std::string> named;
+  for (std::size_t from = 0;;) {
+    const std::size_t comma = list.find(", ", from);
+    named.push_back(list.substr(from, comma - from));
+    if (comma == std::string::npos) break;
+    from = comma + 2;
+  }
+  std::vector<std::string> kernels;
+  for (const std::string& k : all)
+    if ((std::find(named.begin(), named.end(), k) != named.end()) != but) kernels.push_back(k);
+  CHECK(kernels.size() == count);
+  return kernels;
+}
 
 Matrix parse_matrix(const std::string& out) {
   Matrix m;
@@ -214,10 +242,14 @@ Matrix parse_matrix(const std::string& out) {
         REQUIRE(!rows.empty());
         rows.back() += "\n" + line;
       }
+    } else if (line.starts_with("KERNEL ")) {
+      // The legend of kernels named by their release: up to the next blank line.
+      while (i + 1 < lines.size() && !lines[i + 1].empty()) ++i;
     } else {
       INFO("a heading line: " << line);
-      CHECK_THAT(line, EndsWith(":"));
-      m.failing.push_back({line.substr(0, line.size() - 1), {}});
+      const std::size_t at = line.find(" fails on ");
+      REQUIRE(at != std::string::npos);
+      m.failing.push_back({line, line.substr(0, at), kernels_named(line.substr(at + 10), m.kernels), {}});
     }
   }
   return m;
@@ -254,9 +286,14 @@ std::string verdict_of(const json& rec) {
   return upper;
 }
 
-std::string verdict_line(std::size_t objects, std::size_t kernels, std::size_t failures) {
-  return std::to_string(objects) + (objects == 1 ? " object" : " objects") + " x " + std::to_string(kernels) +
-         (kernels == 1 ? " kernel" : " kernels") + ": " + std::to_string(failures) + " fail";
+// "3 objects x 1 kernel: 2 fail"; "3 objects x 2 kernels: 2 objects fail (3 of 6 object/kernel pairs)".
+std::string verdict_line(std::size_t objects, std::size_t kernels, std::size_t failing_objects,
+                         std::size_t failing_pairs) {
+  const std::string lead = std::to_string(objects) + (objects == 1 ? " object" : " objects") + " x " +
+                           std::to_string(kernels) + (kernels == 1 ? " kernel" : " kernels") + ": ";
+  if (kernels == 1) return lead + std::to_string(failing_pairs) + " fail";
+  return lead + std::to_string(failing_objects) + (failing_objects == 1 ? " object fails (" : " objects fail (") +
+         std::to_string(failing_pairs) + " of " + std::to_string(objects * kernels) + " object/kernel pairs)";
 }
 
 // The matrix of `objects` on `targets` against single-target runs of each pair; with `failures_only`,
@@ -267,7 +304,7 @@ void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, 
   const Matrix m = parse_matrix(r.out);
   const std::vector<std::string> object_names = shown_names(objects), kernel_names = shown_names(targets);
   std::vector<std::size_t> rows;  // the objects shown
-  std::size_t failures = 0;
+  std::size_t failures = 0, failing_objects = 0;
   for (std::size_t o = 0; o < objects.size(); ++o) {
     bool fails = false;
     for (const std::string& t : targets) {
@@ -275,9 +312,10 @@ void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, 
       failures += pair_fails;
       fails = fails || pair_fails;
     }
+    failing_objects += fails;
     if (fails || !failures_only) rows.push_back(o);
   }
-  CHECK(m.verdict == verdict_line(objects.size(), targets.size(), failures));
+  CHECK(m.verdict == verdict_line(objects.size(), targets.size(), failing_objects, failures));
   CHECK(r.status == (failures ? 1 : 0));
   if (rows.empty()) {
     CHECK(m.rows.empty());
@@ -297,32 +335,41 @@ void expect_matrix(const RunResult& r, const std::vector<std::string>& objects, 
       CHECK(m.rows[k].second[t] == cell);
     }
   }
-  // Object by object, target by target: the failing relocations in record order.
-  std::size_t k = 0;
+  // Each failing relocation of each object on each kernel (as its single run has it) is a row under
+  // exactly one of the object's headings, one that names the kernel; no row is there for a kernel
+  // it does not fail on; an object's headings name different sets of kernels.
+  std::size_t listed = 0, expected = 0;
+  for (const Matrix::Failing& f : m.failing) {
+    listed += f.lines.size() * f.kernels.size();
+    INFO(f.heading);
+    CHECK(std::count_if(m.failing.begin(), m.failing.end(), [&](const Matrix::Failing& g) {
+            return g.object == f.object && g.kernels == f.kernels;
+          }) == 1);
+  }
   for (const std::size_t o : rows)
     for (std::size_t t = 0; t < targets.size(); ++t) {
       const json& s = single(objects[o], targets[t], strict);
-      if (failing_count(s) == 0) continue;
       INFO(objects[o] << " on " << targets[t]);
-      REQUIRE(k < m.failing.size());
-      const Matrix::Failing& f = m.failing[k++];
-      CHECK(f.heading == object_names[o] + " on " + kernel_names[t]);
-      std::size_t line = 0;
       for (const json& rec : s["relocations"]) {
         if (!rec.value("fails", false)) continue;
-        REQUIRE(line < f.lines.size());
+        ++expected;
         // Program, instruction, kind, verdict, and the accessor last; the reason on the next line.
         std::vector<std::string> pieces{rec.value("program", ""), "insn #" + std::to_string(rec.value("insn_idx", -1)) + " ",
                                         rec.value("relocation_kind", ""), verdict_of(rec),
                                         rec.value("accessor", "") + (rec.contains("reason") ? "\n" : "")};
         if (rec.contains("reason")) pieces.push_back(rec.value("reason", ""));
-        INFO("line: " << f.lines[line] << "\nrecord: " << rec.dump());
-        CHECK(holds_in_order(f.lines[line], pieces));
-        ++line;
+        std::size_t found = 0;
+        for (const Matrix::Failing& f : m.failing) {
+          if (f.object != object_names[o] ||
+              std::find(f.kernels.begin(), f.kernels.end(), kernel_names[t]) == f.kernels.end())
+            continue;
+          for (const std::string& line : f.lines) found += holds_in_order(line, pieces);
+        }
+        INFO("record: " << rec.dump());
+        CHECK(found == 1);
       }
-      CHECK(line == f.lines.size());
     }
-  CHECK(k == m.failing.size());
+  CHECK(listed == expected);
 }
 
 // ---- ELF patching ----
@@ -678,7 +725,7 @@ TEST_CASE("objects with nothing to relocate are noted, not errors", "[check-cli]
       {"types_only.bpf.o", {"-", "-"}}, {"no_core.bpf.o", {"-", "-"}}, {"core_guarded.bpf.o", {"ok", "ok"}}};
   CHECK(matrix.rows == rows);
   CHECK(matrix.failing.empty());
-  CHECK(matrix.verdict == "3 objects x 2 kernels: 0 fail");
+  CHECK(matrix.verdict == "3 objects x 2 kernels: 0 objects fail (0 of 6 object/kernel pairs)");
 }
 
 TEST_CASE("bad objects and targets: one line naming the file, exit 2, nothing on stdout", "[check-cli]") {
@@ -918,7 +965,7 @@ TEST_CASE("--failures-only: only the objects that fail, only what fails them, an
       }
     }
     CHECK(rows == failures);
-    CHECK_THAT(r.out, EndsWith("\n" + verdict_line(objects.size(), 1, failing_objects) + "\n"));
+    CHECK_THAT(r.out, EndsWith("\n" + verdict_line(objects.size(), 1, failing_objects, failing_objects) + "\n"));
     // Without the option the same object shows its passing rows too.
     CHECK_THAT(all.out, Contains("poisoned (dead code)"));
     CHECK_THAT(r.out, !Contains("poisoned (dead code)"));
@@ -973,7 +1020,7 @@ TEST_CASE("the matrix names files by their shortest unique suffix and fits COLUM
       const std::vector<std::string> w = words_of(line);
       kernels_shown.insert(kernels_shown.end(), w.begin() + 1, w.end());
     }
-    if (line.find(" on ") != std::string::npos && line.ends_with(":")) break;  // the list of failures
+    if (line.find(" fails on ") != std::string::npos) break;  // the list of failures
     CHECK(line.size() <= 60);
   }
   CHECK(headers >= 2);
@@ -994,10 +1041,18 @@ TEST_CASE("--format github: an annotation per failing object and kernel, escaped
   base.insert(base.end(), objects.begin(), objects.end());
   for (const auto& t : targets) base.insert(base.end(), {"--btf", t});
 
-  std::size_t failures = 0;
-  for (const std::string& o : objects)
-    for (const std::string& t : targets) failures += failing_count(single(o, t, false)) != 0;
+  std::size_t failures = 0, failing_objects = 0;
+  for (const std::string& o : objects) {
+    std::size_t kernels = 0;
+    for (const std::string& t : targets) kernels += failing_count(single(o, t, false)) != 0;
+    failures += kernels;
+    failing_objects += kernels != 0;
+  }
   REQUIRE(failures > 0);
+  const std::string verdict = verdict_line(objects.size(), targets.size(), failing_objects, failures);
+  // An annotation for each object and set of kernels its failures share: a heading of the table's.
+  const std::size_t groups = parse_matrix(btfslim(base).out).failing.size();
+  REQUIRE(groups > 0);
 
   std::vector<std::string> args = base;
   args.insert(args.end(), {"--format", "github"});
@@ -1006,7 +1061,7 @@ TEST_CASE("--format github: an annotation per failing object and kernel, escaped
   CHECK(r.status == 1);
   const std::vector<std::string> lines = lines_of(r.out);
   REQUIRE(!lines.empty());
-  CHECK(lines.back() == "btfslim check: " + verdict_line(objects.size(), targets.size(), failures));
+  CHECK(lines.back() == "btfslim check: " + verdict);
   std::size_t annotations = 0;
   for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
     const std::string& line = lines[i];
@@ -1027,11 +1082,11 @@ TEST_CASE("--format github: an annotation per failing object and kernel, escaped
     }
     INFO(file);
     CHECK(known);
-    // The message: "OBJ on KERNEL: N failing", then one failure per line, line breaks as %0A.
+    // The message: "OBJ fails on KERNELS: N failing", then one failure per line, line breaks as %0A.
     CHECK(message.find('\n') == std::string::npos);
     CHECK_THAT(message, Contains(" failing%0A"));
   }
-  CHECK(annotations == failures);
+  CHECK(annotations == groups);
   CHECK_THAT(r.out, Contains("file=" + dir.path() + "/odd%2Cname%3Ax.bpf.o,"));
 
   args = base;
@@ -1061,9 +1116,9 @@ TEST_CASE("--format github: an annotation per failing object and kernel, escaped
   CHECK(with_summary("github").out == r.out);
   const std::string md = read_file(summary);
   INFO(md);
-  CHECK_THAT(md, StartsWith("earlier step\n### btfslim check: " + verdict_line(objects.size(), targets.size(), failures) +
+  CHECK_THAT(md, StartsWith("earlier step\n### btfslim check: " + verdict +
                             "\n\n| | Object | Kernel | Failing | First failure |\n"));
-  CHECK(count_of(md, "\n| :x: | ") == failures);
+  CHECK(count_of(md, "\n| :x: | ") == groups);
   CHECK_THAT(md, Contains("| :x: | odd,name:x.bpf.o | "));
   CHECK(with_summary("table").status == 1);
   CHECK(read_file(summary) == md);

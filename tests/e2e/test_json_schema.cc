@@ -151,6 +151,13 @@ TEST_CASE("json-schema: check speaks the vocabulary, in one shape for any number
     const std::size_t kernel_count = doc->at("kernels").size();
     CHECK(doc->at("kernel_count") == kernel_count);
     CHECK(doc->at("object_count") == doc->at("objects").size());
+    // Failing objects beside failing object/kernel pairs; each kernel's name in the table beside its file.
+    CHECK(doc->at("failing_object_count").is_number_unsigned());
+    CHECK(doc->at("failing_object_count") <= doc->at("failure_count"));
+    for (const json& kernel : doc->at("kernels")) {
+      CHECK(kernel.at("short_name").is_string());
+      CHECK((kernel.at("release").is_string() || kernel.at("release").is_null()));
+    }
     for (const json& o : doc->at("objects")) {
       CHECK(o.at("results").size() == kernel_count);
       for (const char* records : {"relocations", "kernel_references"}) {

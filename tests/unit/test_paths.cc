@@ -61,3 +61,32 @@ TEST_CASE("paths: a path given twice is shown the same both times", "[paths]") {
 }
 
 }  // namespace btfslim
+
+namespace btfslim {
+
+TEST_CASE("paths: kernels are named by their release where their file names hold one", "[paths]") {
+  CHECK(kernel_release("hub/debian/12/x86_64/6.1.0-57-amd64.btf.tar.xz:6.1.0-57-amd64.btf") == "6.1.0-57-amd64");
+  CHECK(kernel_release("/k/5.4.0-1009-aws.btf") == "5.4.0-1009-aws");
+  CHECK(kernel_release("/k/6.12.118+deb12-cloud-amd64.btf.xz") == "6.12.118+deb12-cloud-amd64");
+  CHECK(kernel_release("/usr/lib/debug/boot/vmlinux-6.1.0-57-cloud-amd64") == "6.1.0-57-cloud-amd64");
+  for (const char* none : {"/sys/kernel/btf/vmlinux", "core_target_moved.o", "a.btf", "x/long-release-6.1.o", "/k/6",
+                           "/k/6.1 0.btf", ""})
+    CHECK(kernel_release(none).empty());
+
+  using Names = std::vector<std::string>;
+  // Unique releases: the release alone; a file without one, by its path suffix.
+  CHECK(kernel_short_names(Names{"h/u/20.04/x86_64/5.4.0-1009-aws.btf.tar.xz:5.4.0-1009-aws.btf",
+                                 "h/u/22.04/x86_64/5.15.0-1.btf.tar.xz:5.15.0-1.btf", "/sys/kernel/btf/vmlinux"}) ==
+        Names{"5.4.0-1009-aws", "5.15.0-1", "vmlinux"});
+  // One release in two directories: as many directories as tell them apart, the release as file name.
+  CHECK(kernel_short_names(Names{"h/u/20.04/x86_64/5.4.0-1009-aws.btf.tar.xz:5.4.0-1009-aws.btf",
+                                 "h/u/18.04/x86_64/5.4.0-1009-aws.btf.tar.xz:5.4.0-1009-aws.btf"}) ==
+        Names{"20.04/x86_64/5.4.0-1009-aws", "18.04/x86_64/5.4.0-1009-aws"});
+  // Two files of one directory that hold one release: their own paths' suffixes.
+  CHECK(kernel_short_names(Names{"k/6.1.0-57.btf", "k/6.1.0-57.btf.xz", "k/6.12.1.btf"}) ==
+        Names{"6.1.0-57.btf", "6.1.0-57.btf.xz", "6.12.1"});
+  // The same kernel given twice is named the same twice.
+  CHECK(kernel_short_names(Names{"k/6.1.0-57.btf", "k/6.1.0-57.btf"}) == Names{"6.1.0-57", "6.1.0-57"});
+}
+
+}  // namespace btfslim
