@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -101,6 +102,35 @@ std::string result_text(const CoreResult& r, bool dead) {
   return std::string(result_text(r, dead, buf));
 }
 
+// A failing result that does not count, as the table shows it: in lower case, saying why ("poisoned
+// (optional)", "missing (unused alternative)"), as "poisoned (dead code)" does.
+std::string not_counted_text(std::string_view verdict, NotCounted why) {
+  std::string s(verdict);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return fmt::format("{} ({})", s, not_counted_name(why));
+}
+
+// The rows of failure_rows() (relocations in record order, then kernel references) that do not count,
+// marked so and their verdicts said so.
+void mark_not_counted(const CheckRun& run, std::size_t o, std::size_t t, std::vector<FailureRow>& rows) {
+  const ProgramOutcomes outcomes = program_outcomes(run, o, t);
+  if (outcomes.not_counted == 0) return;
+  const ObjectOnTarget& cell = run.cells[o][t];
+  std::size_t row = 0;
+  auto mark = [&](NotCounted why) {
+    if (why != NotCounted::No) {
+      rows[row].counted = false;
+      rows[row].verdict = not_counted_text(rows[row].verdict, why);
+    }
+    ++row;
+  };
+  for (std::size_t i = 0; i < cell.results.size(); ++i)
+    if (relocation_fails(run, cell.results[i], cell.dead[i])) mark(outcomes.relocation(i));
+  const auto& refs = run.kernel_refs[o];
+  for (std::size_t i = 0; i < refs.size(); ++i)
+    if (kernel_ref_fails(refs[i], cell.kernel_refs[i])) mark(outcomes.kernel_ref(i));
+}
+
 // The names a report shows: every object's and every target's shortest unique suffix, escaped.
 struct Names {
   std::vector<std::string> objects, kernels;
@@ -119,6 +149,7 @@ struct Cell {
   bool nothing = false;  // nothing to relocate and no kernel reference decided: "-"
   std::size_t failing = 0;
   std::size_t failing_relocations = 0, failing_kernel_refs = 0;
+  std::size_t not_counted = 0;  // of those, in optional programs or unused alternatives (check_programs.cc)
 };
 
 Cell cell_of(const CheckRun& run, std::size_t o, std::size_t t) {
@@ -126,7 +157,8 @@ Cell cell_of(const CheckRun& run, std::size_t o, std::size_t t) {
   Cell c;
   c.failing_relocations = cell.counts.failing;
   c.failing_kernel_refs = kernel_refs_failing(run, o, cell);
-  c.failing = c.failing_relocations + c.failing_kernel_refs;
+  c.not_counted = program_outcomes(run, o, t).not_counted;
+  c.failing = c.failing_relocations + c.failing_kernel_refs - c.not_counted;
   c.nothing = !nothing_to_do(*run.objects[o]).empty() && !kernel_refs_checked(run, o, cell);
   return c;
 }
@@ -149,6 +181,7 @@ std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::si
                     result_text(r, cell.dead[i]), describe_access(obj, relos[i]), std::string(std::string_view(r.reason))});
   }
   failing_kernel_refs(run, o, t, rows);
+  mark_not_counted(run, o, t, rows);
   return rows;
 }
 
@@ -190,6 +223,7 @@ struct Shape {
   CoreStatus status = CoreStatus::Ok;
   std::uint8_t local_size = 0, target_size = 0;
   bool dead = false;
+  NotCounted not_counted = NotCounted::No;  // a failure in an optional program or an unused alternative
   bool operator==(const Shape&) const = default;
 };
 
@@ -269,12 +303,14 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     if (const auto note = nothing_to_do(obj); !note.empty()) {
       out.print("  {}\n", note);
       print_kernel_refs(run, o, shown, failures_only, out);
+      print_program_roles(run, o, shown, failures_only, out);
       out.put('\n');
       return;
     }
     // Each listed row's program, instruction and shape; programs are named once each. Relocations
     // come a function at a time: one in the same function as the last one is not looked up.
     const auto relos = obj.relocations();
+    const ProgramOutcomes outcomes = program_outcomes(run, o, 0);
     constexpr std::uint32_t kNotListed = UINT32_MAX;
     auto& [program_of, insn_of, shape_of, recent, shapes, first_row, shape_at, program_ids, shape_ids, laid_out,
            program_text, lead_text, accessor_text, program_span, lead_span, accessor_span] = scratch;
@@ -322,6 +358,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       s.local_size = result.local_size;
       s.target_size = result.target_size;
       s.dead = cell.dead[i];
+      s.not_counted = outcomes.relocation(i);
       std::uint32_t& seen = recent[r.question];
       if (seen == kNotListed || !(shapes[seen] == s)) {
         auto [it, fresh] = shape_ids.try_emplace(s, static_cast<std::uint32_t>(shapes.size()));
@@ -339,8 +376,12 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     // ASCII: padded by their length, not by counting code points.
     ResultText text;
     std::size_t rw = 6, tw = 6;
+    auto shown_result = [&](const Shape& s, std::size_t row) -> std::string {
+      const std::string_view plain = result_text(cell.results[row], s.dead, text);
+      return s.not_counted == NotCounted::No ? std::string(plain) : not_counted_text(plain, s.not_counted);
+    };
     for (std::size_t k = 0; k < shapes.size(); ++k) {
-      rw = std::max(rw, result_text(cell.results[first_row[k]], shapes[k].dead, text).size());
+      rw = std::max(rw, shown_result(shapes[k], first_row[k]).size());
       if (shapes[k].target != 0) tw = std::max(tw, cell.target_names[shapes[k].target].size());
     }
     tw = std::min<std::size_t>(tw, 40);
@@ -358,7 +399,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       const CoreRelocation& asked = relos[first_row[k]];
       pad(laid_out, reloc_kind_name(asked.kind), 14);
       laid_out += "  ";
-      pad(laid_out, result_text(cell.results[first_row[k]], s.dead, text), rw);
+      pad(laid_out, shown_result(s, first_row[k]), rw);
       laid_out += "  ";
       pad(laid_out, s.target == 0 ? std::string_view("-") : cell.target_names[s.target], tw);
       laid_out += "  ";
@@ -419,17 +460,26 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     }
     out.print("{}: {} relocations: {}\n", shown, relos.size(), summary(cell.counts));
     print_kernel_refs(run, o, shown, failures_only, out);
+    print_program_roles(run, o, shown, failures_only, out);
     out.put('\n');
 }
 
 std::string cell_text(const Cell& c) {
   if (c.nothing) return "-";
+  if (c.failing == 0 && c.not_counted) return fmt::format("ok ({} not counted)", c.not_counted);
   return c.failing == 0 ? "ok" : fmt::format("{} failing", c.failing);
+}
+
+// Why a failing relocation or kernel reference does not count: "optional", "unused alternative"; null
+// when it counts or does not fail.
+void json_counted(JsonWriter& j, bool fails, NotCounted why) {
+  j.key("excused");
+  fails && why != NotCounted::No ? j.value(not_counted_name(why)) : j.value(nullptr);
 }
 
 // One result of relocation `i` on a target. Every key is there in every result, null where it does
 // not apply, so that a script reads them without asking.
-void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell, std::size_t i) {
+void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell, std::size_t i, NotCounted why) {
   const CoreResult& r = cell.results[i];
   const bool dead = cell.dead[i];
   j.field("status", status_name(r.status));
@@ -454,6 +504,7 @@ void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell,
     for (const std::string_view p : it->second) j.value(p);
   j.end_array();
   j.field("fails", relocation_fails(run, r, dead));
+  json_counted(j, relocation_fails(run, r, dead), why);
   j.key("type_ids");
   j.begin_array();
   for (const TargetSpec& m : r.matches) j.value(std::uint64_t{m.root});
@@ -489,11 +540,18 @@ void json_object(JsonWriter& j, const CheckRun& run, std::size_t o) {
     j.field("failed", c.failing != 0);
     j.field("failing_relocation_count", std::uint64_t{c.failing_relocations});
     j.field("failing_kernel_reference_count", std::uint64_t{c.failing_kernel_refs});
+    j.field("optional_failure_count", std::uint64_t{c.not_counted});
     j.end_object();
   }
   j.end_array();
   // Relocations and kernel references alike: what does not depend on the kernel, then "results",
   // one per kernel in the order of "kernels".
+  // What counts of each failure, per kernel: the records' results ask by cell.
+  std::vector<ProgramOutcomes> outcomes;
+  for (std::size_t t = 0; t < run.targets.size(); ++t) outcomes.push_back(program_outcomes(run, o, t));
+  auto outcome = [&](const ObjectOnTarget& cell) -> const ProgramOutcomes& {
+    return outcomes[static_cast<std::size_t>(&cell - run.cells[o].data())];
+  };
   auto records = [&](std::string_view key, std::size_t count, auto&& fields, auto&& result) {
     j.key(key);
     j.begin_array();
@@ -527,10 +585,14 @@ void json_object(JsonWriter& j, const CheckRun& run, std::size_t o) {
         j.field("access", obj.access(r));
         j.field("accessor", describe_access(obj, r));
       },
-      [&](std::size_t i, const ObjectOnTarget& cell) { json_result(j, run, cell, i); });
+      [&](std::size_t i, const ObjectOnTarget& cell) { json_result(j, run, cell, i, outcome(cell).relocation(i)); });
   records(
       "kernel_references", refs.size(), [&](std::size_t i) { json_kernel_ref_fields(j, refs[i]); },
-      [&](std::size_t i, const ObjectOnTarget& cell) { json_kernel_ref_result(j, refs[i], cell.kernel_refs[i]); });
+      [&](std::size_t i, const ObjectOnTarget& cell) {
+        json_kernel_ref_result(j, refs[i], cell.kernel_refs[i]);
+        json_counted(j, kernel_ref_fails(refs[i], cell.kernel_refs[i]), outcome(cell).kernel_ref(i));
+      });
+  json_programs(j, run, o);
   j.end_object();
 }
 
@@ -545,6 +607,7 @@ struct CheckPrinter::State {
 
   // What outlives an object: its counts, and the failures of formats that list them at the end.
   std::size_t failing_pairs = 0;
+  std::size_t not_counted = 0;          // failures in optional programs or unused alternatives, every pair's
   std::vector<std::size_t> failing_on;  // per target, how many objects fail there
   struct Row {
     std::size_t object;      // its place among the objects
@@ -566,7 +629,8 @@ struct CheckPrinter::State {
   // "171 objects x 2 kernels: 12 fail".
   std::string verdict() const {
     return fmt::format("{} x {}: {} fail", plural(names.objects.size(), "object"), plural(targets.size(), "kernel"),
-                       failing_pairs);
+                       failing_pairs) +
+           not_counted_note(not_counted);
   }
 };
 
@@ -594,6 +658,7 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
   bool fails = false;
   for (std::size_t t = 0; t < kernels; ++t) {
     cells.push_back(cell_of(run, o, t));
+    st.not_counted += cells.back().not_counted;
     if (cells.back().failing == 0) continue;
     fails = true;
     ++st.failing_pairs;
@@ -627,7 +692,7 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
       for (std::size_t t = 0; t < kernels; ++t) {
         if (cells[t].failing == 0) continue;
         const std::vector<FailureRow> failing = failure_rows(run, o, t);
-        std::string text = fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], failing.size());
+        std::string text = fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], cells[t].failing);
         for (const FailureRow& row : failing) {
           text += '\n';
           text += failure_sentence(row);
@@ -637,7 +702,7 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
                      github_data(text));
         if (st.summary_count++ < kMaxSummaryRows)
           st.summary_rows += fmt::format("| :x: | {} | {} | {} | {} |\n", markdown_cell(shown),
-                                         markdown_cell(st.names.kernels[t]), failing.size(),
+                                         markdown_cell(st.names.kernels[t]), cells[t].failing,
                                          failing.empty() ? "" : markdown_cell(failure_sentence(failing.front())));
       }
       return;
@@ -648,15 +713,15 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
         std::string& to = st.junit[t];
         to += fmt::format("    <testcase classname=\"btfslim.check\" name=\"{}\" file=\"{}\"", xml_text(shown),
                           xml_text(escape(run.objects[o]->path())));
-        const std::vector<FailureRow> failing = failure_rows(run, o, t);
-        if (failing.empty()) {
+        if (cells[t].failing == 0) {  // failures in optional programs or unused alternatives pass
           to += "/>\n";
           continue;
         }
+        const std::vector<FailureRow> failing = failure_rows(run, o, t);
         std::string detail;
         for (const FailureRow& row : failing) detail += failure_sentence(row) + "\n";
         to += fmt::format(">\n      <failure type=\"check failed\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                          xml_text(fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], failing.size())),
+                          xml_text(fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], cells[t].failing)),
                           xml_text(detail));
       }
       return;
@@ -715,6 +780,7 @@ void CheckPrinter::finish() {
       j.field("object_count", std::uint64_t{st.names.objects.size()});
       j.field("kernel_count", std::uint64_t{kernels});
       j.field("failure_count", std::uint64_t{st.failing_pairs});
+      j.field("optional_failure_count", std::uint64_t{st.not_counted});
       j.field("failed", failed());
       j.key("kernels");
       j.begin_array();
