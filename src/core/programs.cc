@@ -43,8 +43,8 @@ constexpr Means kMeans[] = {
     {"fexit.s", "exit", "fexit", 0, true, 1},         {"kretprobe", "exit", "kretprobe", 1, false, 1},
     {"tp_btf", "tracepoint", "tp_btf", 0, true, 1},   {"raw_tp", "tracepoint", "raw_tp", 1, false, 1},
     {"raw_tracepoint", "tracepoint", "raw_tp", 1, false, 1}, {"raw_tp.w", "tracepoint", "raw_tp", 1, false, 1},
-    {"raw_tracepoint.w", "tracepoint", "raw_tp", 1, false, 1}, {"tp", "tracepoint", "tracepoint", 2, false, 2},
-    {"tracepoint", "tracepoint", "tracepoint", 2, false, 2},
+    {"raw_tracepoint.w", "tracepoint", "raw_tp", 1, false, 1}, {"tp", "tracepoint", "tp", 2, false, 2},
+    {"tracepoint", "tracepoint", "tp", 2, false, 2},
 };
 
 struct Hooked {
