@@ -19,7 +19,7 @@ _btfslim_options() {
         dump) echo "--base -B --format -f --id --name --kind --help -h" ;;
         measure) echo "--base -B --format -f --by --sort --top -n --all --closure --kind --name --type --without
                        --modules --kernel-model --resident-base --svg --help -h" ;;
-        check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --modules --help -h" ;;
+        check) echo "--btf --base -B --format -f --failures-only --strict --allow-missing --attach-target --no-attach --optional --modules --help -h" ;;
         minimize) echo "--btf --base -B --split-base --output -o --keep --explain --no-verify --elf --skip-poisoned
                         --jobs -j --shard --kernel --btf-out --modules --keep-for-modules --family --attach-target --help -h" ;;
         diff) echo "--base -B --old-base --new-base --by --format -f --top -n --verbose -v --help -h" ;;
@@ -104,6 +104,7 @@ _btfslim_value() {
         dedup:--top | dedup:-n) ;;
         *:--id | *:--name | measure:--type | measure:--top | measure:-n) ;;  # free text: nothing to offer
         check:--attach-target | minimize:--attach-target) ;;               # PROG=FUNC: likewise
+        check:--optional) ;;                                               # a glob of programs: likewise
         minimize:--keep | minimize:--explain) ;;                          # type names: likewise
         minimize:--jobs | minimize:-j | minimize:--shard) ;;              # numbers: likewise
         *) return 1 ;;

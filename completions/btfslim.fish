@@ -79,6 +79,7 @@ complete -c btfslim -n '__fish_seen_subcommand_from check' -l strict -d 'also fa
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l allow-missing -d 'deprecated, does nothing'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l attach-target -x -d 'PROG=FUNC: a target set at run time'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l no-attach -d 'leave attach targets out of the verdict'
+complete -c btfslim -n '__fish_seen_subcommand_from check' -l optional -x -d 'GLOB: programs a loader may leave out'
 complete -c btfslim -n '__fish_seen_subcommand_from check' -l modules -r -F -d 'the modules of the one --btf kernel'
 
 # minimize: BPF objects, from a source BTF.

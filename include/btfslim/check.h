@@ -40,6 +40,7 @@ struct CheckRun {
   std::vector<std::string> targets;                 // names, in column order
   std::vector<std::vector<ObjectOnTarget>> cells;  // [object][target]
   std::vector<std::vector<KernelRef>> kernel_refs;   // [object]: what the loader resolves besides CO-RE
+  std::vector<ObjectPrograms> programs;              // [object]: optional programs, alternatives (loader.h)
   bool strict = false;                              // poisoned relocations in dead code fail too
 };
 
@@ -70,6 +71,37 @@ bool kernel_refs_checked(const CheckRun& run, std::size_t o, const ObjectOnTarge
 void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view shown, bool failures_only,
                        OutputBuffer& out);
 
+// Why a failure does not count (check_programs.cc): it is in a program its loader may leave out
+// (--optional, SEC("?...")), or in a variant of an alternatives group that a loader would not use, another
+// variant loading.
+enum class NotCounted : std::uint8_t { No, Optional, UnusedAlternative };
+// "", "optional", "unused alternative".
+std::string_view not_counted_name(NotCounted why);
+
+// The programs of object `o` on target `t` as its loader sees them, and so which failures count.
+// Without an optional program or an alternatives group every failure counts, and every vector is empty
+// (unless `every_program`: then `fails` is filled anyway).
+struct ProgramOutcomes {
+  static constexpr std::uint32_t kNoVariant = UINT32_MAX;
+  std::vector<bool> fails;               // per program (ObjectPrograms::programs): something keeps it from loading
+  std::vector<std::uint32_t> used;       // per group: the variant a loader would use, or kNoVariant: every one fails
+  std::vector<NotCounted> relocations;   // per relocation; No unless it fails
+  std::vector<NotCounted> kernel_refs;   // per kernel reference; likewise
+  std::size_t not_counted = 0;           // failing relocations and kernel references that do not count
+  NotCounted relocation(std::size_t i) const { return i < relocations.size() ? relocations[i] : NotCounted::No; }
+  NotCounted kernel_ref(std::size_t i) const { return i < kernel_refs.size() ? kernel_refs[i] : NotCounted::No; }
+};
+ProgramOutcomes program_outcomes(const CheckRun& run, std::size_t o, std::size_t t, bool every_program = false);
+// The rows of an object's programs that are optional or alternatives, under its kernel references on the
+// one target (only those that fail with `failures_only`), and the line that counts what does not count.
+void print_program_roles(const CheckRun& run, std::size_t o, std::string_view shown, bool failures_only,
+                         OutputBuffer& out);
+// JSON of object `o`'s programs: each with its role and, per kernel, whether it fails and is used.
+void json_programs(JsonWriter& j, const CheckRun& run, std::size_t o);
+// " (and N failures in optional programs or unused alternatives, not counted)", or "" for none: the
+// verdict line's end.
+std::string not_counted_note(std::size_t not_counted);
+
 // One thing that fails an object on a target, as the lists of failures, GitHub annotations and JUnit
 // failures spell it: who needs it, where, what kind, the verdict, what it is (an accessor or a name,
 // last, as it may be long), and why. Every field is printable (names escaped).
@@ -80,6 +112,7 @@ struct FailureRow {
   std::string verdict;  // POISONED, AMBIGUOUS, ERROR, MISSING, INCOMPATIBLE
   std::string subject;  // the accessor or the name
   std::string reason;
+  bool counted = true;  // false in an optional program or an unused alternative (the verdict says why)
 };
 // The failing kernel references of object `o` on target `t`, appended to `rows`.
 void failing_kernel_refs(const CheckRun& run, std::size_t o, std::size_t t, std::vector<FailureRow>& rows);

@@ -24,6 +24,7 @@
 #include "btfslim/core.h"
 
 #include <cstdint>
+#include <cstddef>
 #include <map>
 #include <span>
 #include <string>
@@ -114,6 +115,42 @@ class KernelNameIndex {
   std::map<Key, TypeId> first_;
   bool has_functions_ = false;
 };
+
+// The programs of an object as its loader sees them (programs.cc): which it may leave out (--optional,
+// SEC("?...")), and which are alternatives of one another. libbpf-tools and many tools built like them
+// compile one handler several ways (fentry/F and kprobe/F, fexit/F and kretprobe/F, tp_btf/T and raw_tp/T)
+// and turn all but one off before loading (bpf_program__set_autoload(false)): those programs hook the same
+// kernel function (entry or exit) or tracepoint by different means, and form an alternatives group, which
+// fails only when every variant does. Recognised by what the sections attach to, not by program names.
+struct ProgramRole {
+  std::string name;         // the program (its symbol)
+  std::string section;      // its ELF section, as written
+  std::string optional_by;  // the --optional glob that matched, "SEC(\"?...\")", or "" when required
+  std::uint32_t group = UINT32_MAX;  // its alternatives group (ObjectPrograms::groups), or none
+  std::uint32_t variant = 0;         // its variant in the group (0: the one a loader prefers)
+  bool optional() const { return !optional_by.empty(); }
+  bool alternative() const { return group != UINT32_MAX; }
+};
+
+struct AlternativesGroup {
+  std::string hook;                   // "tcp_v4_connect entry", "tcp_v4_connect exit", "tracepoint sched_wakeup"
+  std::vector<std::string> variants;  // how each variant attaches, in the order a loader prefers: "fentry", "kprobe"
+};
+
+struct ObjectPrograms {
+  std::vector<ProgramRole> programs;  // symbol table order
+  std::vector<AlternativesGroup> groups;
+  // The program of that name, or SIZE_MAX (a subprogram, or no function).
+  std::size_t find(std::string_view name) const;
+  // Whether any program is optional or an alternative: otherwise every failure counts.
+  bool any_role() const;
+};
+
+// The entry programs of `object` and their roles. `refs` (kernel_references) give the attach targets
+// (those of --attach-target too); `optional` are fnmatch globs matched against each program's name and
+// its section; `used_optional`, where given, gets the indices of the globs that matched a program.
+ObjectPrograms object_programs(const BpfObject& object, std::span<const KernelRef> refs,
+                               std::span<const std::string> optional, std::vector<bool>* used_optional = nullptr);
 
 // Resolves an object's references (kernel_references) against the index's target, in order. Against a
 // target without functions (KernelNameIndex::has_functions) every one is unchecked.

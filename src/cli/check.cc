@@ -43,6 +43,7 @@ struct CheckArgs {
   std::vector<std::string> attach_targets;  // PROG=FUNC
   bool no_attach = false;
   std::vector<std::string> modules;  // --modules: the one kernel's modules (files, or directories of them)
+  std::vector<std::string> optional;  // --optional: globs of programs whose failures do not count
 };
 
 AttachOptions attach_options(const CheckArgs& args) {
@@ -212,18 +213,27 @@ void run_check(const CheckArgs& args) {
   // to the second: each parsed object costs tens of KiB, less than reading it twice.
   const bool stream = one_target && args.objects.size() > kHeldObjects;
   std::vector<bool> big_endian;
+  std::vector<bool> used_optional(args.optional.size());
   for (const auto& path : args.objects) {
     auto object = BpfObject::open(path, stream ? BpfObject::Reading::Asked : BpfObject::Reading::All);
     big_endian.push_back(object->btf().big_endian());
     auto refs = kernel_references(*object, attach, &used);
     asked.add(*object, refs);
+    // The programs its loader may leave out, or choose between: read now, so that a glob that names
+    // nothing is refused before any output.
+    auto programs = object_programs(*object, refs, args.optional, &used_optional);
     if (stream) continue;
     object->release_pages();
     run.objects.push_back(std::move(object));
     run.kernel_refs.push_back(std::move(refs));
+    run.programs.push_back(std::move(programs));
   }
   for (std::size_t i = 0; i < used.size(); ++i)
     if (!used[i]) fail("--attach-target", "no program '{}' in the objects", esc(attach.targets[i].first));
+  for (std::size_t i = 0; i < used_optional.size(); ++i)
+    if (!used_optional[i])
+      fail("--optional", "'{}' matches no program of the objects (a glob of program names or sections)",
+           esc(args.optional[i]));
   if (!args.modules.empty()) modules = module_arguments(args.modules);
   std::shared_ptr<const Btf> base;
   if (!args.base.empty()) base = load_btf(args.base);
@@ -252,9 +262,11 @@ void run_check(const CheckArgs& args) {
       if (stream) {
         one.objects.push_back(BpfObject::open(args.objects[g], BpfObject::Reading::Once));
         one.kernel_refs.push_back(kernel_references(*one.objects[0], attach, &used));
+        one.programs.push_back(object_programs(*one.objects[0], one.kernel_refs[0], args.optional));
       } else {
         one.objects.push_back(std::move(run.objects[g]));
         one.kernel_refs.push_back(std::move(run.kernel_refs[g]));
+        one.programs.push_back(std::move(run.programs[g]));
       }
       std::optional<BpfCode> code;
       one.cells.push_back({});
@@ -353,6 +365,13 @@ void register_check(CLI::App& app) {
                   "the modules of the one --btf kernel (.ko, .ko.xz, .ko.zst, .ko.gz files, or directories of them such "
                   "as /lib/modules/RELEASE): attach targets, kfuncs, ksyms and CO-RE candidates the kernel lacks are "
                   "looked up in their BTF, as libbpf does on a running kernel")
+      ->allow_extra_args(false);
+  cmd->add_option("--optional", args->optional,
+                  "GLOB: programs (by name, or by ELF section such as 'kprobe/*') whose loader may leave them "
+                  "out: their failures are shown but not counted; repeat for more. Alternatives (the same "
+                  "handler as fentry and kprobe, fexit and kretprobe, tp_btf and raw_tp) are recognised "
+                  "without it: one that loads is enough")
+      ->type_name("GLOB")
       ->allow_extra_args(false);
   cmd->add_flag("--no-attach", args->no_attach,
                 "report attach targets (fentry/, fexit/, fmod_ret/, lsm/, tp_btf/, iter/ sections) without "

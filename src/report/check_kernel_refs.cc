@@ -21,8 +21,10 @@ std::string shown_name(const KernelRef& ref) {
   return escape(ref.name);
 }
 
-std::string result_text(const KernelRef& ref, const KernelRefResult& r) {
+std::string result_text(const KernelRef& ref, const KernelRefResult& r, NotCounted excused = NotCounted::No) {
   const bool fails = kernel_ref_fails(ref, r);
+  if (fails && excused != NotCounted::No)
+    return fmt::format("{} ({})", r.status == RefStatus::Missing ? "missing" : "incompatible", not_counted_name(excused));
   switch (r.status) {
     case RefStatus::Ok:
       return "ok";
@@ -38,7 +40,7 @@ std::string result_text(const KernelRef& ref, const KernelRefResult& r) {
   return "";
 }
 
-std::string summary(const CheckRun& run, std::size_t o, const ObjectOnTarget& cell) {
+std::string summary(const CheckRun& run, std::size_t o, const ObjectOnTarget& cell, std::size_t not_counted) {
   std::size_t counts[5] = {};
   for (const KernelRefResult& r : cell.kernel_refs) ++counts[static_cast<std::size_t>(r.status)];
   std::string s;
@@ -49,7 +51,8 @@ std::string summary(const CheckRun& run, std::size_t o, const ObjectOnTarget& ce
     if (!s.empty()) s += ", ";
     s += fmt::format("{} {}", n, ref_status_name(st));
   }
-  if (const std::size_t failing = kernel_refs_failing(run, o, cell)) s += fmt::format(" ({} failing)", failing);
+  if (const std::size_t failing = kernel_refs_failing(run, o, cell) - not_counted)
+    s += fmt::format(" ({} failing)", failing);
   return s;
 }
 
@@ -74,6 +77,10 @@ void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view show
   if (o >= run.kernel_refs.size() || run.kernel_refs[o].empty()) return;
   const auto& refs = run.kernel_refs[o];
   const ObjectOnTarget& cell = run.cells[o][0];
+  // Failures in optional programs or unused alternatives are shown in lower case and not counted.
+  const ProgramOutcomes outcomes = program_outcomes(run, o, 0);
+  std::size_t not_counted = 0;
+  for (std::size_t i = 0; i < refs.size(); ++i) not_counted += outcomes.kernel_ref(i) != NotCounted::No;
   // On a target without functions every reference is unchecked for the same reason: the rows show
   // them, and the line says why once.
   const bool none_decidable = !cell.kernel_refs_decidable;
@@ -87,7 +94,7 @@ void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view show
     ++listed_count;
     ow = std::max(ow, owners.back().size());
     nw = std::max(nw, names.back().size());
-    rw = std::max(rw, result_text(refs[i], cell.kernel_refs[i]).size());
+    rw = std::max(rw, result_text(refs[i], cell.kernel_refs[i], outcomes.kernel_ref(i)).size());
   }
   nw = std::min<std::size_t>(nw, 40);
   if (listed_count) {
@@ -96,12 +103,12 @@ void print_kernel_refs(const CheckRun& run, std::size_t o, std::string_view show
       if (!listed(i)) continue;
       const KernelRefResult& r = cell.kernel_refs[i];
       out.print("  {:<{}}  {:<10}  {:<{}}  {:<{}}  {}\n", owners[i], ow, kernel_ref_kind_name(refs[i].kind), names[i], nw,
-                result_text(refs[i], r), rw, r.target.empty() ? "-" : r.target);
+                result_text(refs[i], r, outcomes.kernel_ref(i)), rw, r.target.empty() ? "-" : r.target);
       if (!r.reason.empty() && r.status != RefStatus::Ok && !none_decidable)
         out.print("  {:<{}}  {}\n", "", ow + 12, r.reason);
     }
   }
-  out.print("{}: {} kernel references: {}", shown, refs.size(), summary(run, o, cell));
+  out.print("{}: {} kernel references: {}", shown, refs.size(), summary(run, o, cell, not_counted));
   if (none_decidable && !cell.kernel_refs.empty()) out.print("; {}", cell.kernel_refs.front().reason);
   out.put('\n');
 }

@@ -32,6 +32,7 @@ namespace {
 
 std::string cell_text(const MatrixCell& c) {
   if (c.nothing) return "-";
+  if (c.failing == 0 && c.not_counted) return fmt::format("ok ({} not counted)", c.not_counted);
   return c.failing == 0 ? "ok" : fmt::format("{} failing", c.failing);
 }
 
@@ -103,7 +104,10 @@ MatrixTable::MatrixTable(std::vector<std::string> kernels, std::vector<std::pair
 void MatrixTable::object(const CheckRun& run, std::size_t o, std::size_t g, const std::string& shown,
                          std::vector<MatrixCell> cells) {
   for (const FailureGroup& group : failure_groups(run, o)) {
-    failures_.out().print("\n{} fails on {}\n", shown, kernels_phrase(group.kernels, kernels_));
+    // Failures only in optional programs or unused alternatives (the rows say which) fail nothing.
+    const bool counted = std::any_of(group.rows.begin(), group.rows.end(), [](const FailureRow& r) { return r.counted; });
+    failures_.out().print("\n{} fails on {}{}\n", shown, kernels_phrase(group.kernels, kernels_),
+                          counted ? "" : " (not counted: optional programs or unused alternatives)");
     print_failure_rows(group.rows, failures_.out());
   }
   rows_.push_back({g, std::move(cells)});

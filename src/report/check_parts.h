@@ -1,5 +1,5 @@
-// What the printers of `btfslim check` share (check_report.cc, check_matrix.cc): what an object gives on
-// a kernel as a matrix cell and as rows of failures, and the verdict that ends every report.
+// What the printers of `btfslim check` share (check_report.cc, check_matrix.cc, check_json.cc): where a
+// relocation is, what an object gives on a kernel as a matrix cell and as rows of failures, and its JSON.
 #pragma once
 
 #include "btfslim/check.h"
@@ -13,11 +13,27 @@
 
 namespace btfslim {
 
+// Where a relocation is: its section, its program (the function holding the instruction, else the
+// section), and its instruction's index in that program.
+struct Where {
+  std::string_view section, program;
+  std::uint64_t insn_idx;
+};
+Where where(const BpfObject& obj, const CoreRelocation& r);
+
+// "no .BTF.ext: nothing to relocate", "no CO-RE relocations", or "".
+std::string_view nothing_to_do(const BpfObject& obj);
+
+// JSON of object `o` (check_json.cc): what does not depend on the kernel, then one result per kernel
+// for the object, each relocation and each kernel reference.
+void json_object(JsonWriter& j, const CheckRun& run, std::size_t o);
+
 // What object `o` gives on target `t`, as a matrix cell says it.
 struct MatrixCell {
   bool nothing = false;  // nothing to relocate and no kernel reference decided: "-"
-  std::size_t failing = 0;
+  std::size_t failing = 0;  // that count: failing_relocations + failing_kernel_refs - not_counted
   std::size_t failing_relocations = 0, failing_kernel_refs = 0;
+  std::size_t not_counted = 0;  // failures in optional programs or unused alternatives (check_programs.cc)
 };
 MatrixCell matrix_cell(const CheckRun& run, std::size_t o, std::size_t t);
 

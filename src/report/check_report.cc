@@ -20,26 +20,29 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
 
 namespace btfslim {
-namespace {
 
 constexpr std::uint32_t kInsnSize = 8;
-
-struct Where {
-  std::string_view section, program;
-  std::uint64_t insn_idx;
-};
 
 Where where(const BpfObject& obj, const CoreRelocation& r) {
   const ProgramSection& s = obj.sections()[r.section];
   if (const BpfFunction* f = obj.function_of(r)) return {s.name, f->name, (r.insn_off - f->offset) / kInsnSize};
   return {s.name, s.name, r.insn_off / kInsnSize};
 }
+
+std::string_view nothing_to_do(const BpfObject& obj) {
+  if (!obj.has_ext()) return "no .BTF.ext: nothing to relocate";
+  if (obj.relocations().empty()) return "no CO-RE relocations";
+  return "";
+}
+
+namespace {
 
 std::string summary(const ObjectOnTarget::Counts& t) {
   std::string s = fmt::format("{} ok", t.ok);
@@ -48,13 +51,6 @@ std::string summary(const ObjectOnTarget::Counts& t) {
   if (t.ambiguous) s += fmt::format(", {} ambiguous", t.ambiguous);
   if (t.error) s += fmt::format(", {} errors", t.error);
   return s;
-}
-
-// "no .BTF.ext", "no CO-RE relocations", or "".
-std::string_view nothing_to_do(const BpfObject& obj) {
-  if (!obj.has_ext()) return "no .BTF.ext: nothing to relocate";
-  if (obj.relocations().empty()) return "no CO-RE relocations";
-  return "";
 }
 
 // A relocation's result as the table shows it, in a buffer of its own that asks the heap for nothing
@@ -103,6 +99,35 @@ std::string result_text(const CoreResult& r, bool dead) {
   return std::string(result_text(r, dead, buf));
 }
 
+// A failing result that does not count, as the table shows it: in lower case, saying why ("poisoned
+// (optional)", "missing (unused alternative)"), as "poisoned (dead code)" does.
+std::string not_counted_text(std::string_view verdict, NotCounted why) {
+  std::string s(verdict);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return fmt::format("{} ({})", s, not_counted_name(why));
+}
+
+// The rows of failure_rows() (relocations in record order, then kernel references) that do not count,
+// marked so and their verdicts said so.
+void mark_not_counted(const CheckRun& run, std::size_t o, std::size_t t, std::vector<FailureRow>& rows) {
+  const ProgramOutcomes outcomes = program_outcomes(run, o, t);
+  if (outcomes.not_counted == 0) return;
+  const ObjectOnTarget& cell = run.cells[o][t];
+  std::size_t row = 0;
+  auto mark = [&](NotCounted why) {
+    if (why != NotCounted::No) {
+      rows[row].counted = false;
+      rows[row].verdict = not_counted_text(rows[row].verdict, why);
+    }
+    ++row;
+  };
+  for (std::size_t i = 0; i < cell.results.size(); ++i)
+    if (relocation_fails(run, cell.results[i], cell.dead[i])) mark(outcomes.relocation(i));
+  const auto& refs = run.kernel_refs[o];
+  for (std::size_t i = 0; i < refs.size(); ++i)
+    if (kernel_ref_fails(refs[i], cell.kernel_refs[i])) mark(outcomes.kernel_ref(i));
+}
+
 // The names a report shows: every object's shortest unique suffix; one kernel's too, several kernels'
 // short names; escaped, and the kernels' as they are for JSON.
 struct Names {
@@ -133,7 +158,8 @@ MatrixCell matrix_cell(const CheckRun& run, std::size_t o, std::size_t t) {
   MatrixCell c;
   c.failing_relocations = cell.counts.failing;
   c.failing_kernel_refs = kernel_refs_failing(run, o, cell);
-  c.failing = c.failing_relocations + c.failing_kernel_refs;
+  c.not_counted = program_outcomes(run, o, t).not_counted;
+  c.failing = c.failing_relocations + c.failing_kernel_refs - c.not_counted;
   c.nothing = !nothing_to_do(*run.objects[o]).empty() && !kernel_refs_checked(run, o, cell);
   return c;
 }
@@ -155,6 +181,7 @@ std::vector<FailureRow> failure_rows(const CheckRun& run, std::size_t o, std::si
                     result_text(r, cell.dead[i]), describe_access(obj, relos[i]), std::string(std::string_view(r.reason))});
   }
   failing_kernel_refs(run, o, t, rows);
+  mark_not_counted(run, o, t, rows);
   return rows;
 }
 
@@ -196,6 +223,7 @@ struct Shape {
   CoreStatus status = CoreStatus::Ok;
   std::uint8_t local_size = 0, target_size = 0;
   bool dead = false;
+  NotCounted not_counted = NotCounted::No;  // a failure in an optional program or an unused alternative
   bool operator==(const Shape&) const = default;
 };
 
@@ -275,12 +303,14 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     if (const auto note = nothing_to_do(obj); !note.empty()) {
       out.print("  {}\n", note);
       print_kernel_refs(run, o, shown, failures_only, out);
+      print_program_roles(run, o, shown, failures_only, out);
       out.put('\n');
       return;
     }
     // Each listed row's program, instruction and shape; programs are named once each. Relocations
     // come a function at a time: one in the same function as the last one is not looked up.
     const auto relos = obj.relocations();
+    const ProgramOutcomes outcomes = program_outcomes(run, o, 0);
     constexpr std::uint32_t kNotListed = UINT32_MAX;
     auto& [program_of, insn_of, shape_of, recent, shapes, first_row, shape_at, program_ids, shape_ids, laid_out,
            program_text, lead_text, accessor_text, program_span, lead_span, accessor_span] = scratch;
@@ -328,6 +358,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       s.local_size = result.local_size;
       s.target_size = result.target_size;
       s.dead = cell.dead[i];
+      s.not_counted = outcomes.relocation(i);
       std::uint32_t& seen = recent[r.question];
       if (seen == kNotListed || !(shapes[seen] == s)) {
         auto [it, fresh] = shape_ids.try_emplace(s, static_cast<std::uint32_t>(shapes.size()));
@@ -345,8 +376,12 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     // ASCII: padded by their length, not by counting code points.
     ResultText text;
     std::size_t rw = 6, tw = 6;
+    auto shown_result = [&](const Shape& s, std::size_t row) -> std::string {
+      const std::string_view plain = result_text(cell.results[row], s.dead, text);
+      return s.not_counted == NotCounted::No ? std::string(plain) : not_counted_text(plain, s.not_counted);
+    };
     for (std::size_t k = 0; k < shapes.size(); ++k) {
-      rw = std::max(rw, result_text(cell.results[first_row[k]], shapes[k].dead, text).size());
+      rw = std::max(rw, shown_result(shapes[k], first_row[k]).size());
       if (shapes[k].target != 0) tw = std::max(tw, cell.target_names[shapes[k].target].size());
     }
     tw = std::min<std::size_t>(tw, 40);
@@ -364,7 +399,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       const CoreRelocation& asked = relos[first_row[k]];
       pad(laid_out, reloc_kind_name(asked.kind), 14);
       laid_out += "  ";
-      pad(laid_out, result_text(cell.results[first_row[k]], s.dead, text), rw);
+      pad(laid_out, shown_result(s, first_row[k]), rw);
       laid_out += "  ";
       pad(laid_out, s.target == 0 ? std::string_view("-") : cell.target_names[s.target], tw);
       laid_out += "  ";
@@ -425,114 +460,8 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     }
     out.print("{}: {} relocations: {}\n", shown, relos.size(), summary(cell.counts));
     print_kernel_refs(run, o, shown, failures_only, out);
+    print_program_roles(run, o, shown, failures_only, out);
     out.put('\n');
-}
-
-// One result of relocation `i` on a target. Every key is there in every result, null where it does
-// not apply, so that a script reads them without asking.
-void json_result(JsonWriter& j, const CheckRun& run, const ObjectOnTarget& cell, std::size_t i) {
-  const CoreResult& r = cell.results[i];
-  const bool dead = cell.dead[i];
-  j.field("status", status_name(r.status));
-  j.key("value");
-  r.status == CoreStatus::Ok ? j.value(r.value) : j.value(nullptr);
-  j.field("local_value", r.local_value);
-  // The load's size, where patching changes it.
-  const bool resized = r.target_size != r.local_size;
-  j.key("local_size_bytes");
-  resized ? j.value(r.local_size) : j.value(nullptr);
-  j.key("target_size_bytes");
-  resized ? j.value(r.target_size) : j.value(nullptr);
-  j.key("reason");
-  r.reason.empty() ? j.value(nullptr) : j.value(r.reason);
-  j.field("reachable", !dead);
-  // The programs that reach a poisoned relocation: those whose load it fails.
-  j.key("programs");
-  j.begin_array();
-  const auto it = std::lower_bound(cell.reached_from.begin(), cell.reached_from.end(), i,
-                                   [](const auto& entry, std::size_t k) { return entry.first < k; });
-  if (it != cell.reached_from.end() && it->first == i)
-    for (const std::string_view p : it->second) j.value(p);
-  j.end_array();
-  j.field("fails", relocation_fails(run, r, dead));
-  j.key("type_ids");
-  j.begin_array();
-  for (const TargetSpec& m : r.matches) j.value(std::uint64_t{m.root});
-  j.end_array();
-}
-
-// JSON of object `o`: what does not depend on the kernel, then one result per kernel for the object,
-// each relocation and each kernel reference, in the order of "kernels".
-void json_object(JsonWriter& j, const CheckRun& run, std::size_t o) {
-  const BpfObject& obj = *run.objects[o];
-  const auto relos = obj.relocations();
-  const auto& refs = run.kernel_refs[o];
-  j.begin_object();
-  j.field("file", obj.path());
-  j.field("has_btf_ext", obj.has_ext());
-  j.key("note");
-  if (const auto note = nothing_to_do(obj); !note.empty())
-    j.value(note);
-  else
-    j.value(nullptr);
-  j.field("relocation_count", std::uint64_t{relos.size()});
-  j.field("kernel_reference_count", std::uint64_t{refs.size()});
-  // The matrix's cells: this object on each kernel, in the order of "kernels".
-  std::size_t failing_kernels = 0;
-  for (std::size_t t = 0; t < run.targets.size(); ++t) failing_kernels += matrix_cell(run, o, t).failing != 0;
-  j.field("failure_count", std::uint64_t{failing_kernels});
-  j.key("results");
-  j.begin_array();
-  for (std::size_t t = 0; t < run.targets.size(); ++t) {
-    const MatrixCell c = matrix_cell(run, o, t);
-    j.begin_object();
-    j.field("kernel", run.targets[t]);
-    j.field("failed", c.failing != 0);
-    j.field("failing_relocation_count", std::uint64_t{c.failing_relocations});
-    j.field("failing_kernel_reference_count", std::uint64_t{c.failing_kernel_refs});
-    j.end_object();
-  }
-  j.end_array();
-  // Relocations and kernel references alike: what does not depend on the kernel, then "results",
-  // one per kernel in the order of "kernels".
-  auto records = [&](std::string_view key, std::size_t count, auto&& fields, auto&& result) {
-    j.key(key);
-    j.begin_array();
-    for (std::size_t i = 0; i < count; ++i) {
-      j.begin_object();
-      fields(i);
-      j.key("results");
-      j.begin_array();
-      for (std::size_t t = 0; t < run.targets.size(); ++t) {
-        j.begin_object();
-        result(i, run.cells[o][t]);
-        j.end_object();
-      }
-      j.end_array();
-      j.end_object();
-    }
-    j.end_array();
-  };
-  records(
-      "relocations", relos.size(),
-      [&](std::size_t i) {
-        const CoreRelocation& r = relos[i];
-        const Where w = where(obj, r);
-        j.field("section", w.section);
-        j.field("program", w.program);
-        j.field("relo_idx", r.index);
-        j.field("insn_off", r.insn_off);
-        j.field("insn_idx", w.insn_idx);
-        j.field("relocation_kind", reloc_kind_name(r.kind));
-        j.field("local_type_id", r.local_type);
-        j.field("access", obj.access(r));
-        j.field("accessor", describe_access(obj, r));
-      },
-      [&](std::size_t i, const ObjectOnTarget& cell) { json_result(j, run, cell, i); });
-  records(
-      "kernel_references", refs.size(), [&](std::size_t i) { json_kernel_ref_fields(j, refs[i]); },
-      [&](std::size_t i, const ObjectOnTarget& cell) { json_kernel_ref_result(j, refs[i], cell.kernel_refs[i]); });
-  j.end_object();
 }
 
 }  // namespace
@@ -546,6 +475,7 @@ struct CheckPrinter::State {
 
   // What outlives an object: its counts, and the failures of formats that list them at the end.
   std::size_t failing_pairs = 0, failing_objects = 0;
+  std::size_t not_counted = 0;          // failures in optional programs or unused alternatives, every pair's
   std::vector<std::size_t> failing_on;  // per target, how many objects fail there
   std::optional<MatrixTable> matrix;   // a table of several kernels
   std::optional<Spool> spool;          // JSON's records
@@ -565,9 +495,10 @@ struct CheckPrinter::State {
   std::string verdict() const {
     const std::size_t objects = names.objects.size(), kernels = targets.size();
     const std::string lead = fmt::format("{} x {}: ", plural(objects, "object"), plural(kernels, "kernel"));
-    if (kernels == 1) return lead + fmt::format("{} fail", failing_pairs);
+    if (kernels == 1) return lead + fmt::format("{} fail", failing_pairs) + not_counted_note(not_counted);
     return lead + fmt::format("{} {} ({} of {} object/kernel pairs)", plural(failing_objects, "object"),
-                              failing_objects == 1 ? "fails" : "fail", failing_pairs, objects * kernels);
+                              failing_objects == 1 ? "fails" : "fail", failing_pairs, objects * kernels) +
+           not_counted_note(not_counted);
   }
 };
 
@@ -596,6 +527,7 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
   bool fails = false;
   for (std::size_t t = 0; t < kernels; ++t) {
     cells.push_back(matrix_cell(run, o, t));
+    st.not_counted += cells.back().not_counted;
     if (cells.back().failing == 0) continue;
     fails = true;
     ++st.failing_pairs;
@@ -618,10 +550,13 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
       if (!failures_only || fails) json_object(*st.spool_json, run, o);
       return;
     case CheckFormat::Github: {
-      // An ::error annotation on the object for each kernel it fails on, its failures one per line, and
-      // the step summary's row; on several kernels, one for each set of kernels its failures share.
-      auto annotate = [&](const std::vector<FailureRow>& failing, const std::string& where, const std::string& title,
+      // An ::error annotation on the object for each kernel it fails on, its failures that count one per
+      // line, and the step summary's row; on several kernels, one for each set of kernels its failures
+      // share. Failures in optional programs or unused alternatives are not annotated.
+      auto annotate = [&](std::vector<FailureRow> failing, const std::string& where, const std::string& title,
                           const std::string& kernel_cell) {
+        std::erase_if(failing, [](const FailureRow& row) { return !row.counted; });
+        if (failing.empty()) return;
         std::string text = fmt::format("{} {}: {} failing", shown, where, failing.size());
         for (const FailureRow& row : failing) {
           text += '\n';
@@ -653,15 +588,15 @@ void CheckPrinter::object(const CheckRun& run, std::size_t o, std::size_t g) {
         std::string& to = st.junit[t];
         to += fmt::format("    <testcase classname=\"btfslim.check\" name=\"{}\" file=\"{}\"", xml_text(shown),
                           xml_text(escape(run.objects[o]->path())));
-        const std::vector<FailureRow> failing = failure_rows(run, o, t);
-        if (failing.empty()) {
+        if (cells[t].failing == 0) {  // failures in optional programs or unused alternatives pass
           to += "/>\n";
           continue;
         }
+        const std::vector<FailureRow> failing = failure_rows(run, o, t);
         std::string detail;
         for (const FailureRow& row : failing) detail += failure_sentence(row) + "\n";
         to += fmt::format(">\n      <failure type=\"check failed\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                          xml_text(fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], failing.size())),
+                          xml_text(fmt::format("{} on {}: {} failing", shown, st.names.kernels[t], cells[t].failing)),
                           xml_text(detail));
       }
       return;
@@ -684,6 +619,7 @@ void CheckPrinter::finish() {
       j.field("kernel_count", std::uint64_t{kernels});
       j.field("failure_count", std::uint64_t{st.failing_pairs});
       j.field("failing_object_count", std::uint64_t{st.failing_objects});
+      j.field("optional_failure_count", std::uint64_t{st.not_counted});
       j.field("failed", failed());
       j.key("kernels");
       j.begin_array();

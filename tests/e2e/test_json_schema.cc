@@ -139,12 +139,14 @@ TEST_CASE("json-schema: check speaks the vocabulary, in one shape for any number
   if (running.empty() || !fs::exists(with_refs))
     return skip("no running kernel BTF, or no loader test objects: check's kernel references cannot be shown");
   const Kernels k = kernels();
-  const std::vector<std::string> more = {test_object("core_fields"), test_object("loader_attach")};
+  // check_alternatives: programs that are alternatives of one another, a failure that does not count.
+  const std::vector<std::string> more = {test_object("core_fields"), test_object("loader_attach"),
+                                         test_object("check_alternatives")};
 
   const json one = expect_vocabulary({"check", "--format", "json", "--btf", running, with_refs}, {running, with_refs});
   const json many = expect_vocabulary({"check", "--format", "json", "--btf", running, "--btf", k.second, with_refs,
-                                       more[0], more[1]},
-                                      {running, k.second, with_refs, more[0], more[1]});
+                                       more[0], more[1], more[2]},
+                                      {running, k.second, with_refs, more[0], more[1], more[2]});
   for (const json* doc : {&one, &many}) {
     REQUIRE(doc->at("kernels").is_array());
     REQUIRE(doc->at("objects").is_array());
@@ -172,7 +174,12 @@ TEST_CASE("json-schema: check speaks the vocabulary, in one shape for any number
   key_paths(many, "", many_keys);
   CHECK(one_keys == many_keys);
   CHECK(many["kernels"].size() == 2);
-  CHECK(many["objects"].size() == 3);
+  CHECK(many["objects"].size() == 4);
+  // The programs' roles, each program's result per kernel, and the failures that do not count.
+  const json& alternatives = many["objects"][3];
+  CHECK(many["optional_failure_count"].is_number_unsigned());
+  for (const json& p : alternatives["programs"]) CHECK(p["results"].size() == many["kernels"].size());
+  CHECK(alternatives["programs"][0]["alternatives"].is_string());
 }
 
 TEST_CASE("json-schema: measure speaks the vocabulary", "[json-schema]") {
