@@ -24,9 +24,11 @@ if [ -f build-asan/build.ninja ] && ! sanitized_as_wanted; then rm -rf build-asa
 if [ ! -f build-asan/build.ninja ]; then
   ./fuzz/setup.sh build-asan unit >/dev/null
 fi
-# The fuzz targets are built by the fuzz pass below, so that one that does not build fails as a test.
-if ! ninja -C build-asan btfslim tests/btfslim-unit-tests >build-asan/build.log 2>&1; then
-  tail -n 40 build-asan/build.log
+# Everything that can be built is (-k 0): a fuzz target that does not build fails as a test in the fuzz
+# pass below, not the whole run; the binary and the unit tests (with the objects they read) must build.
+ninja -C build-asan -k 0 >build-asan/build.log 2>&1 || true
+if ! ninja -C build-asan -n btfslim tests/btfslim-unit-tests 2>/dev/null | grep -q 'no work to do'; then
+  grep -A 20 '^FAILED' build-asan/build.log | head -n 60
   echo "the sanitized build failed (build-asan/build.log)"
   echo "0 passed, 1 failed, 0 skipped"
   exit 1
