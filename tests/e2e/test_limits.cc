@@ -37,10 +37,7 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
 // The binary under test is built with AddressSanitizer (scripts/test.sh runs these tests against it too).
-bool sanitized() {
-  static const bool asan = run({"sh", "-c", "ldd \"$1\" | grep -q libasan", "sh", btfslim_path()}).status == 0;
-  return asan;
-}
+bool sanitized() { return sanitized_binary(); }
 
 struct Bounds {
   double seconds;

@@ -67,8 +67,7 @@ TEST_CASE("a hundred objects cost check and minimize what the largest of them co
   if (!have("time") && !fs::exists("/usr/bin/time")) return skip("no GNU time (package time) to measure peak RSS");
   // AddressSanitizer keeps freed memory in its quarantine (scripts/test.sh runs these tests against a
   // sanitized build too): its RSS measures the sanitizer, not what btfslim holds.
-  if (run({"sh", "-c", "ldd \"$1\" | grep -q libasan", "sh", btfslim_path()}).status == 0)
-    return skip("a sanitized btfslim: its quarantine keeps what is freed resident");
+  if (sanitized_binary()) return skip("a sanitized btfslim: its quarantine keeps what is freed resident");
   const TempDir dir;
   std::string largest;
   const std::vector<std::string> objects = copied_corpus(dir, 4, largest);

@@ -17,10 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool sanitized_binary() {
-  return run({"sh", "-c", "ldd \"$1\" | grep -q libasan", "sh", btfslim_path()}).status == 0;
-}
-
 TEST_CASE("every command runs clean under valgrind memcheck", "[valgrind]") {
   if (sanitized_binary()) return skip("the binary under test is built with AddressSanitizer: valgrind cannot run it");
   REQUIRE(have("valgrind"));  // scripts/setup.sh installs it

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -133,6 +134,20 @@ RunResult run(const std::vector<std::string>& argv) { return spawn(argv, 0); }
 std::string btfslim_path() {
   const char* p = std::getenv("BTFSLIM");
   return p ? p : "btfslim";
+}
+bool sanitized_binary() {
+  static const bool sanitized = [] {
+    if (run({"sh", "-c", "ldd \"$1\" | grep -q libasan", "sh", btfslim_path()}).status == 0) return true;
+    std::string path = btfslim_path();
+    if (path.find('/') == std::string::npos) {
+      const RunResult which = run({"sh", "-c", "command -v \"$1\"", "sh", path});
+      path = which.out.substr(0, which.out.find('\n'));
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return bytes.find("__asan_init") != std::string::npos;
+  }();
+  return sanitized;
 }
 std::string build_data_dir() {
   const char* p = std::getenv("BTFSLIM_TEST_BUILD_DIR");

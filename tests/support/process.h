@@ -32,6 +32,9 @@ bool have(const std::string& program);
 
 // Paths set by meson for the build under test.
 std::string btfslim_path();
+// True when the btfslim under test is built with AddressSanitizer (gcc's links libasan, clang's holds
+// its runtime): valgrind cannot run it, and its RSS holds the sanitizer's quarantine.
+bool sanitized_binary();
 std::string build_data_dir();   // compiled test inputs (BPF objects, pahole ELF)
 std::string source_data_dir();  // tests/ in the source tree
 // A BPF object the build compiled from tests/bpf/NAME.bpf.c, and a CO-RE target BTF from
