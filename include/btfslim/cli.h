@@ -62,6 +62,16 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max = UINT64_MAX);
 // name, after `option` was given, is an InputError saying that the option takes its kinds comma-separated.
 void refuse_kind_as_input(const std::string& input, const std::vector<std::string>& kinds, std::string_view option);
 
+// libbpf opens an object only where it runs on a kernel of the object's byte order (endianness
+// mismatch): an object of the other order than `kernel` (objects[i] is big-endian when big_endian[i]) is
+// refused whole, in one line naming it, not poisoned relocation by relocation.
+void check_byte_order(const std::vector<std::string>& objects, const std::vector<bool>& big_endian, const Btf& kernel);
+
+// A note on stderr when the kernel BTF `arg` names is a BPF program's object (one with .BTF.ext): its
+// BTF holds only that object's types, which no loader resolves against. Allowed, but said. (BTF that
+// clang wrote from C types alone has no programs: the tests' targets are made so.)
+void note_if_bpf_object(const std::string& arg);
+
 // "struct", "FUNC_PROTO", ... as kinds; an unknown name is an InputError naming `option`.
 std::vector<Kind> parse_kind_list(const std::vector<std::string>& names, std::string_view option);
 

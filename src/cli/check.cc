@@ -81,29 +81,12 @@ CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>&
     auto vmlinux = load_btf("");
     return CoreTarget(vmlinux, running_modules(vmlinux));
   }
-  // A BPF program's object (with .BTF.ext, its programs' line info) holds that object's types: a loader
-  // never resolves against it. Allowed, but said. (BTF that clang wrote from C types alone has no
-  // programs: the tests' targets are made so.)
-  if (const std::string path = resolve_input(arg).path;
-      is_bpf_object_file(path) && ElfFile(FileBytes::open(path)).section(".BTF.ext"))
-    std::fprintf(stderr, "btfslim: note: %s is a BPF object, not a kernel: its BTF holds only that object's types\n",
-                 escape(path).c_str());
+  note_if_bpf_object(arg);
   if (base) return CoreTarget(base, {load_btf_file(resolve_input(arg).path, base)});
   auto btf = load_btf(arg);
   // A module's split BTF found with its vmlinux (a /sys/kernel/btf module): search vmlinux first.
   if (btf->is_split()) return CoreTarget(btf->base_shared(), {btf});
   return CoreTarget(btf);
-}
-
-// libbpf opens an object only where it runs on a kernel of the object's byte order (endianness
-// mismatch): an object of the other order fails whole, not relocation by relocation.
-void check_byte_order(const std::vector<std::string>& objects, const std::vector<bool>& big_endian, const Btf& kernel) {
-  auto order = [](bool big) { return big ? "big-endian" : "little-endian"; };
-  for (std::size_t i = 0; i < objects.size(); ++i)
-    if (big_endian[i] != kernel.big_endian())
-      fail(objects[i], "byte order: a {} BPF object, and {} is {}: libbpf loads an object only on a kernel of its "
-                       "byte order (build it with clang -target {})",
-           order(big_endian[i]), esc(kernel.name()), order(kernel.big_endian()), kernel.big_endian() ? "bpfeb" : "bpfel");
 }
 
 // One object on one target: every CO-RE relocation resolved, reached or not, counted; its kernel

@@ -1,8 +1,11 @@
 // Option values several subcommands share.
 #include "btfslim/cli.h"
 #include "btfslim/error.h"
+#include "btfslim/escape.h"
+#include "btfslim/input.h"
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 
 namespace btfslim::cli {
@@ -51,6 +54,22 @@ std::vector<Kind> parse_kind_list(const std::vector<std::string>& names, std::st
     kinds.push_back(*kind);
   }
   return kinds;
+}
+
+void check_byte_order(const std::vector<std::string>& objects, const std::vector<bool>& big_endian, const Btf& kernel) {
+  auto order = [](bool big) { return big ? "big-endian" : "little-endian"; };
+  for (std::size_t i = 0; i < objects.size(); ++i)
+    if (big_endian[i] != kernel.big_endian())
+      fail(objects[i], "byte order: a {} BPF object, and {} is {}: libbpf loads an object only on a kernel of its "
+                       "byte order (build it with clang -target {})",
+           order(big_endian[i]), esc(kernel.name()), order(kernel.big_endian()), kernel.big_endian() ? "bpfeb" : "bpfel");
+}
+
+void note_if_bpf_object(const std::string& arg) {
+  if (const std::string path = resolve_input(arg).path;
+      is_bpf_object_file(path) && ElfFile(FileBytes::open(path)).section(".BTF.ext"))
+    std::fprintf(stderr, "btfslim: note: %s is a BPF object, not a kernel: its BTF holds only that object's types\n",
+                 escape(path).c_str());
 }
 
 }  // namespace btfslim::cli

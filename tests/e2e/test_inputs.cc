@@ -284,9 +284,14 @@ TEST_CASE("inputs that do not belong together are refused, naming the file and w
     check_refused({"check", big, "--btf", moved}, big, "byte order: a big-endian BPF object, and ");
     check_refused({"check", test_object("core_fields"), big, "--btf", moved, "--btf", core_target("missing")}, big,
                   "is little-endian: libbpf loads an object only on a kernel of its byte order");
-    // Its little-endian twin checks.
+    // minimize too: a BTF written for an object libbpf would not open on that kernel helps no one.
+    const std::string out = dir.file("out.btf");
+    check_refused({"minimize", "--btf", moved, "-o", out, big}, big, "byte order: a big-endian BPF object, and ");
+    CHECK_FALSE(std::filesystem::exists(out));
+    // Its little-endian twin checks and minimizes.
     const std::string little = compile_object(dir, "core_fields", "bpfel");
     CHECK(btfslim({"check", little, "--btf", moved}).status != 2);
+    CHECK(btfslim({"minimize", "--btf", moved, "-o", out, little}).status == 0);
   }
   SECTION("a BPF object given as a kernel is noted") {
     const RunResult r = btfslim({"check", test_object("core_fields"), "--btf", test_object("core_guarded")});
@@ -294,6 +299,11 @@ TEST_CASE("inputs that do not belong together are refused, naming the file and w
     CHECK(r.status != 2);
     CHECK(r.err == "btfslim: note: " + test_object("core_guarded") +
                        " is a BPF object, not a kernel: its BTF holds only that object's types\n");
+    const RunResult m = btfslim({"minimize", "--btf", test_object("core_guarded"), "-o", dir.file("m.btf"),
+                                 test_object("core_fields")});
+    CHECK(m.status == 0);
+    CHECK(m.err.find("btfslim: note: " + test_object("core_guarded") + " is a BPF object, not a kernel") !=
+          std::string::npos);
     // minimize's BTF-only ELF is made to be a kernel's BTF (libbpf's btf_custom_path): no note.
     REQUIRE(btfslim({"minimize", "--btf", moved, "--elf", "-o", dir.file("slim.o"), test_object("core_fields")}).status == 0);
     const RunResult slim = btfslim({"check", test_object("core_fields"), "--btf", dir.file("slim.o")});
