@@ -30,12 +30,6 @@ RunResult btfslim_columns(std::size_t columns, const std::vector<std::string>& a
   return run(argv);
 }
 
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("--failures-only: only the objects that fail, only what fails them, and the whole verdict", "[check-cli]") {

@@ -219,12 +219,6 @@ std::string verdict_of(const json& result) {
   return upper;
 }
 
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("check at many kernels: columns named by release, and a legend of their files", "[check-kernels]") {

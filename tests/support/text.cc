@@ -78,4 +78,10 @@ std::string first_difference(const std::string& ours, const std::string& theirs,
 
 std::string file_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 }  // namespace btfslim::test

@@ -13,6 +13,9 @@ std::string command_line(const std::vector<std::string>& args);
 std::vector<std::string> lines_of(const std::string& text);
 // The whitespace-separated words of a line.
 std::vector<std::string> words_of(const std::string& line);
+// How many times `what` stands in `text`, not overlapping.
+std::size_t count_of(const std::string& text, const std::string& what);
+
 // 1234567 -> "1,234,567", as btfslim prints counts and sizes.
 std::string with_commas(std::uintmax_t n);
 // "" when the texts are equal, else the first line where they differ, ours against `theirs_label`'s.
