@@ -76,6 +76,7 @@ struct MinimizeArgs {
 // The objects, read and parsed once for every source.
 struct ObjectSet {
   std::vector<std::string> paths;
+  std::vector<bool> big_endian;  // each object's byte order, which must be its source's
   RootNames roots;  // what every object asks for, gathered when they were first read
   // Held objects (a batch's, which every source reuses, or for --explain, which names them at the
   // end); none when they are streamed: read again one at a time for each pass, and dropped after it.
@@ -271,6 +272,7 @@ struct OutputNotWritten {
 TargetOutcome minimize_source(const std::shared_ptr<const Btf>& source, const std::string& source_file,
                               const ObjectSet& objs, const TargetOptions& options, const std::string& output) {
   refuse_overwriting_inputs(output, objs, source_file);
+  check_byte_order(objs.paths, objs.big_endian, *source);
   TargetOutcome outcome;
   outcome.source = source->name();
   outcome.bytes_in = source->raw().size();
@@ -658,6 +660,7 @@ void run_minimize(const MinimizeArgs& args) {
   for (const auto& path : args.objects) {
     auto object = BpfObject::open(path, hold ? BpfObject::Reading::All : BpfObject::Reading::Asked);
     objects.roots.add(*object);
+    objects.big_endian.push_back(object->btf().big_endian());
     if (!object->has_ext() || object->relocation_count() == 0)
       std::fprintf(stderr, "btfslim: note: %s has no CO-RE relocations: it needs nothing\n", escape(path).c_str());
     if (!hold) continue;

@@ -282,6 +282,9 @@ TEST_CASE("inputs that do not belong together are refused, naming the file and w
   SECTION("a big-endian object on a little-endian kernel: byte order is the reason") {
     const std::string big = compile_object(dir, "core_fields", "bpfeb");
     check_refused({"check", big, "--btf", moved}, big, "byte order: a big-endian BPF object, and ");
+    check_refused({"minimize", "--btf", moved, "-o", dir.file("out.btf"), test_object("core_fields"), big}, big,
+                  "byte order: a big-endian BPF object, and " + moved + " is little-endian");
+    CHECK_FALSE(std::filesystem::exists(dir.file("out.btf")));
     check_refused({"check", test_object("core_fields"), big, "--btf", moved, "--btf", core_target("missing")}, big,
                   "is little-endian: libbpf loads an object only on a kernel of its byte order");
     // Its little-endian twin checks.

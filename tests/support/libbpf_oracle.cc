@@ -328,10 +328,10 @@ const LibbpfRelocation& libbpf_relocate(const std::string& object, const std::st
   return cache[key] = std::move(result);
 }
 
-std::vector<std::string> core_corpus_objects() {
+std::vector<std::string> core_corpus_objects(bool big_endian) {
   std::vector<std::string> out;
   for (const char* name : {"core_fields", "core_bitfields", "core_types", "core_enums", "core_errors"})
-    out.push_back(build_data_dir() + "/" + name + ".bpf.o");
+    out.push_back(build_data_dir() + "/" + name + (big_endian ? ".bpfeb.o" : ".bpf.o"));
   return out;
 }
 

@@ -94,9 +94,10 @@ void parse_libbpf_log(const std::string& log, LibbpfRelocation& into);
 std::string bpf_unavailable_reason();
 
 // The CO-RE corpus tests/meson.build builds (paths in the build directory): the core_*.bpf.o objects,
-// the target BTFs they relocate against (tests/data/core_target_*.c), and the trace_*.bpf.o objects
-// for the running kernel (none when the build had no /sys/kernel/btf/vmlinux).
-std::vector<std::string> core_corpus_objects();
+// (core_*.bpfeb.o: the same, big-endian), the target BTFs they relocate against
+// (tests/data/core_target_*.c), and the trace_*.bpf.o objects for the running kernel (none when the
+// build had no /sys/kernel/btf/vmlinux).
+std::vector<std::string> core_corpus_objects(bool big_endian = false);
 std::vector<std::string> core_corpus_targets();
 std::vector<std::string> trace_objects();
 
