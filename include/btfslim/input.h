@@ -91,6 +91,8 @@ class ElfFile {
   bool big_endian() const;
   // The architecture its header names (e_machine): EM_BPF for a BPF object, EM_X86_64 for a vmlinux.
   std::uint16_t machine() const;
+  // A linked image (ET_EXEC, ET_DYN) such as vmlinux: its BTF is whole, never split on a base.
+  bool is_linked_image() const;
 
   // The function symbols (STT_FUNC) of the symbol table, with the name of the section each is in.
   // The names point into the mapped file.
@@ -192,6 +194,10 @@ bool strict_inputs();
 // .BTF.ext (minimize's BTF-only ELF, made for libbpf's btf_custom_path, has neither). Reads the ELF
 // header alone first, so that asking it of a 600 MB vmlinux costs one read of 20 bytes.
 bool is_bpf_object_file(const std::string& path);
+
+// Whether `path` holds a whole kernel's BTF, which is never split on a base: a linked ELF image (vmlinux)
+// or the running kernel's /sys/kernel/btf/vmlinux.
+bool is_whole_kernel_btf(const std::string& path);
 
 struct LoadOptions {
   std::string base{};           // --base: the BTF a split input continues ("" = none, or automatic)

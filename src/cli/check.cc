@@ -82,7 +82,9 @@ CoreTarget load_target(const std::string& arg, const std::shared_ptr<const Btf>&
     return CoreTarget(vmlinux, running_modules(vmlinux));
   }
   note_if_bpf_object(arg);
-  if (base) return CoreTarget(base, {load_btf_file(resolve_input(arg).path, base)});
+  // A base is for the module targets; a whole kernel among them is read as itself.
+  if (const std::string path = resolve_input(arg).path; base && !is_whole_kernel_btf(path))
+    return CoreTarget(base, {load_btf_file(path, base)});
   auto btf = load_btf(arg);
   // A module's split BTF found with its vmlinux (a /sys/kernel/btf module): search vmlinux first.
   if (btf->is_split()) return CoreTarget(btf->base_shared(), {btf});
@@ -218,6 +220,10 @@ void run_check(const CheckArgs& args) {
       fail("--optional", "'{}' matches no program of the objects (a glob of program names or sections)",
            esc(args.optional[i]));
   if (!args.modules.empty()) modules = module_arguments(args.modules);
+  // After the objects, which are refused first when they are no BPF objects.
+  if (!args.base.empty() && std::all_of(targets.begin(), targets.end(), is_whole_kernel_btf))
+    fail("--base", "no --btf target is split BTF: {} is a whole kernel's; a base goes with a module's (.ko, "
+                   "/sys/kernel/btf/MODULE)", escape(targets[0]));
   std::shared_ptr<const Btf> base;
   if (!args.base.empty()) base = load_btf(args.base);
 

@@ -127,6 +127,11 @@ std::uint16_t ElfFile::machine() const {
   return gelf_getehdr(impl_->elf, &ehdr) ? ehdr.e_machine : EM_NONE;  // read and checked when opened
 }
 
+bool ElfFile::is_linked_image() const {
+  GElf_Ehdr ehdr;
+  return gelf_getehdr(impl_->elf, &ehdr) && (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN);
+}
+
 bool is_bpf_object_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;

@@ -51,6 +51,7 @@ struct BtfSource {
   std::shared_ptr<const void> owner;
   std::span<const std::uint8_t> bytes;
   bool kernel_module = false;
+  bool whole = false;  // a linked image's (vmlinux) or the running vmlinux's BTF: never split on a base
   std::string_view release;  // a module's: the first word of .modinfo's vermagic, "" when none
   std::span<const std::uint8_t> ext;  // an ELF file's .BTF.ext, empty when none
 };
@@ -88,7 +89,7 @@ BtfSource read_archive(const std::string& path) {
   if (count == 0) fail(path, "archive holds no raw BTF files");
   if (count > 1) fail(path, "archive holds {} BTF files: check and minimize read each of them; extract one to read it here", count);
   const std::span<const std::uint8_t> bytes(*found);
-  return {found, bytes, false, {}, {}};
+  return {found, bytes, false, false, {}, {}};
 }
 
 BtfSource read_source(const std::string& path) {
@@ -96,7 +97,7 @@ BtfSource read_source(const std::string& path) {
   auto file = FileBytes::open(path);
   if (!ElfFile::has_elf_magic(file->bytes())) {
     file->prefetch(file->bytes());
-    return {file, file->bytes(), false, {}, {}};
+    return {file, file->bytes(), false, path == kRunningVmlinux, {}, {}};
   }
   auto elf = std::make_shared<ElfFile>(file);
   auto btf = elf->section(".BTF");
@@ -106,7 +107,15 @@ BtfSource read_source(const std::string& path) {
   const bool module = elf->is_kernel_module();
   const std::string_view release = module ? elf->module_release() : std::string_view();
   const auto ext = elf->section(".BTF.ext");
-  return {elf, *btf, module, release, ext.value_or(std::span<const std::uint8_t>())};
+  return {elf, *btf, module, elf->is_linked_image(), release, ext.value_or(std::span<const std::uint8_t>())};
+}
+
+// A base given for what is never split (vmlinux): read on it, its types would be numbered after the
+// base's and every reference would point into the base. Refused instead of read as nonsense.
+void refuse_base_for_whole(const std::string& path, const BtfSource& src, const Btf& base) {
+  if (src.whole)
+    fail(path, "is a whole kernel's BTF (vmlinux), not split BTF: a base ({}) goes only with a module's (.ko, "
+               "/sys/kernel/btf/MODULE)", esc(base.name()));
 }
 
 }  // namespace
@@ -143,10 +152,18 @@ ResolvedInput resolve_input(std::string_view arg) {
   return {path, false};  // FileBytes::open reports what is wrong with it
 }
 
+bool is_whole_kernel_btf(const std::string& path) {
+  if (path == kRunningVmlinux) return true;
+  if (is_archive_path(path)) return false;
+  auto file = FileBytes::open(path);
+  return ElfFile::has_elf_magic(file->bytes()) && ElfFile(file).is_linked_image();
+}
+
 std::shared_ptr<const Btf> load_btf_file(const std::string& path, std::shared_ptr<const Btf> base,
                                          std::span<const std::uint8_t>* ext) {
   BtfSource src = read_source(path);
   if (ext) *ext = src.ext;
+  if (base) refuse_base_for_whole(path, src, *base);
   return Btf::parse(path, std::move(src.owner), src.bytes, std::move(base));
 }
 
@@ -157,6 +174,7 @@ std::shared_ptr<const Btf> load_btf(std::string_view arg, const LoadOptions& opt
   std::shared_ptr<const Btf> base;
   if (!options.base.empty()) {
     base = load_btf_file(resolve_input(options.base).path, nullptr);
+    refuse_base_for_whole(input.path, src, *base);
   } else if (is_running_module_path(input.path)) {
     base = running_base("needed as the base of a module's BTF");
   } else if (src.kernel_module) {

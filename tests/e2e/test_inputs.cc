@@ -307,6 +307,21 @@ TEST_CASE("inputs that do not belong together are refused, naming the file and w
     const RunResult slim = btfslim({"check", test_object("core_fields"), "--btf", dir.file("slim.o")});
     CHECK(slim.err.empty());
   }
+  SECTION("a whole kernel is not split BTF: a base for it is refused, not read as split on it") {
+    std::string why;
+    const auto k = other_kernel(why);
+    if (!k) return skip(why);
+    check_refused({"dump", "-B", k->vmlinux, k->vmlinux}, k->vmlinux, "is a whole kernel's BTF (vmlinux), not split BTF");
+    check_refused({"check", test_object("module_nat"), "--btf", k->vmlinux, "-B", k->vmlinux}, "--base",
+                  "no --btf target is split BTF: " + k->vmlinux + " is a whole kernel's");
+    // Among module targets, a whole kernel is read as itself, and the module on the base.
+    const RunResult both = btfslim({"check", test_object("module_nat"), "--btf", k->vmlinux, "--btf",
+                                    k->module("net/netfilter/nf_nat.ko"), "-B", k->vmlinux, "-f", "json"});
+    INFO(both.err);
+    CHECK(both.status == 1);
+    CHECK(count_of(both.out, "\"status\":\"missing\"") == 1);  // nf_nat_packet, on vmlinux alone
+    CHECK(count_of(both.out, "\"status\":\"ok\"") >= 2);       // on vmlinux + nf_nat: the attach, the read
+  }
 }
 
 }  // namespace btfslim::test
