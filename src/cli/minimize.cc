@@ -519,8 +519,10 @@ UnitResult Batch::run_unit(const Unit& unit) {
   if (!unit.archive) {
     result.outcomes.push_back(run_one(
         [&] {
-          const auto source = options_.source_base
-                                  ? load_btf_file(resolve_input(unit.file.path).path, options_.source_base)
+          // A base is for the split sources (modules); a whole kernel among them is read as itself.
+          const std::string path = resolve_input(unit.file.path).path;
+          const auto source = options_.source_base && !is_whole_kernel_btf(path)
+                                  ? load_btf_file(path, options_.source_base)
                                   : load_btf(unit.file.path);
           return minimize_source(source, unit.file.path, objects_, options_, (dir_ / unit.file.relative).string());
         },
@@ -645,9 +647,9 @@ bool is_batch(const MinimizeArgs& args) {
 void run_minimize(const MinimizeArgs& args) {
   if (args.sources.empty() && strict_inputs())
     fail("--btf", "none given, which means the running kernel's BTF (--strict-input takes files only)");
-  // One source gives one file: a shard of it would turn -o FILE into a directory.
-  if (args.sharded && !is_batch(args))
-    fail("--shard", "goes with a batch (several --btf, a directory or an archive of them); {} is one source",
+  // One source gives one file: a shard of it would turn -o FILE into a directory, and it has no jobs to share.
+  if ((args.sharded || args.jobs != 0) && !is_batch(args))
+    fail(args.sharded ? "--shard" : "--jobs", "goes with a batch (several --btf, a directory or an archive of them); {} is one source",
          args.sources.empty() ? std::string("the running kernel") : escape(args.sources[0]));
   // Every object is read first, for what it asks of the sources (and to refuse a bad one before any
   // work). One source then reads them again one at a time, each dropped before the next, so that many

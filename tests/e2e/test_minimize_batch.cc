@@ -313,20 +313,25 @@ TEST_CASE("minimize batch: --shard I/N parts partition the tree", "[minimize-bat
   }
 
   // One source gives one file, and --shard takes part of a batch: with one source file, or the running
-  // kernel, it is refused rather than turning -o FILE into a directory FILE/vmlinux.
+  // kernel, it is refused rather than turning -o FILE into a directory FILE/vmlinux. --jobs shares a
+  // batch's sources, and one source has none to share: refused too, not ignored.
   const std::string object = test_object("core_fields");
   for (const std::vector<std::string>& source : {std::vector<std::string>{"--btf", core_target("moved")},
-                                                 std::vector<std::string>{}}) {
-    std::vector<std::string> args{"minimize", "-o", dir.file("x.btf"), "--shard", "1/2", object};
-    args.insert(args.end(), source.begin(), source.end());
-    const RunResult r = btfslim(args);
-    INFO(r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, StartsWith("btfslim: --shard: goes with a batch"));
-    CHECK(!fs::exists(dir.file("x.btf")));
-  }
+                                                 std::vector<std::string>{}})
+    for (const std::vector<std::string>& option : {std::vector<std::string>{"--shard", "1/2"},
+                                                   std::vector<std::string>{"-j", "2"}}) {
+      std::vector<std::string> args{"minimize", "-o", dir.file("x.btf"), object};
+      args.insert(args.end(), option.begin(), option.end());
+      args.insert(args.end(), source.begin(), source.end());
+      const RunResult r = btfslim(args);
+      INFO(r.err);
+      CHECK(r.status == 2);
+      CHECK(r.out.empty());
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+      CHECK_THAT(r.err, StartsWith("btfslim: " + std::string(option[0] == "-j" ? "--jobs" : "--shard") +
+                                   ": goes with a batch"));
+      CHECK(!fs::exists(dir.file("x.btf")));
+    }
 }
 
 // How many relocations of the batch's objects `btfslim check` fails on `btf`.

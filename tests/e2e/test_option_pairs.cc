@@ -38,7 +38,7 @@ struct Walk {
   std::vector<std::string> command;    // the command and what every run gives (inputs, their base)
   std::vector<Option> options;
   std::map<std::string, std::string> not_walked;  // option -> why it is part of every run instead
-  std::string written;                 // a file an option writes (removed before each run)
+  std::vector<std::string> written;    // files or directories a run writes (removed before each run)
   // Pairs where the second option names what the first already implies (CSV's table is the kind table
   // unless --by says otherwise): their output is the first's alone, as it should be.
   std::set<std::pair<std::string, std::string>> same_as_implied;
@@ -49,7 +49,7 @@ struct Walk {
 
 struct Outcome {
   RunResult r;
-  std::string shown;  // stdout and the written file
+  std::string shown;  // stdout and a digest of what was written
   bool ran() const { return r.status == 0 || r.status == 1; }
 };
 
@@ -59,13 +59,33 @@ std::string joined(const std::vector<std::string>& args) {
   return out;
 }
 
+// What `path` holds, in a line per file (a directory's in order of their paths): its size and a hash of
+// its bytes, so that outputs as large as a kernel image are compared without being kept.
+std::string digest_of(const std::string& path) {
+  if (!fs::exists(path)) return "(none)\n";
+  std::vector<std::string> files;
+  if (fs::is_directory(path)) {
+    for (const auto& e : fs::recursive_directory_iterator(path))
+      if (e.is_regular_file()) files.push_back(e.path().string());
+  } else {
+    files.push_back(path);
+  }
+  std::sort(files.begin(), files.end());
+  std::ostringstream out;
+  for (const std::string& f : files) {
+    const std::string bytes = read_file(f);
+    out << fs::relative(f, path).string() << " " << bytes.size() << " " << std::hash<std::string>{}(bytes) << "\n";
+  }
+  return out.str();
+}
+
 Outcome run_with(const Walk& w, const std::vector<const Option*>& options) {
   std::vector<std::string> args = w.command;
   for (const Option* o : options) args.insert(args.end(), o->args.begin(), o->args.end());
-  if (!w.written.empty()) fs::remove(w.written);
+  for (const std::string& path : w.written) fs::remove_all(path);
   Outcome out{btfslim(args), {}};
   out.shown = out.r.out;
-  if (!w.written.empty() && fs::exists(w.written)) out.shown += "\n--- " + w.written + "\n" + read_file(w.written);
+  for (const std::string& path : w.written) out.shown += "\n--- " + path + "\n" + digest_of(path);
   INFO(command_line(args) << "\nexit " << out.r.status << "\nstderr: " << out.r.err);
   if (!out.ran()) {
     // A refusal: one line (after any notes), exit 2, nothing written.
@@ -74,7 +94,7 @@ Outcome run_with(const Walk& w, const std::vector<const Option*>& options) {
     for (const std::string& line : lines_of(out.r.err)) errors += line.rfind("btfslim: note: ", 0) != 0;
     CHECK(errors == 1);
     CHECK(out.r.out.empty());
-    if (!w.written.empty()) CHECK(!fs::exists(w.written));
+    for (const std::string& path : w.written) CHECK(!fs::exists(path));
   }
   return out;
 }
@@ -156,7 +176,7 @@ TEST_CASE("option pairs: measure honours or refuses every combination", "[option
   w.command = {"measure", "--base", k->vmlinux, k->module("net/netfilter/nf_conntrack.ko")};
   w.not_walked = {{"--base", "the input is a module: every run names its base"}};
   w.same_as_implied = {{"-f csv", "--by kind"}};
-  w.written = dir.file("m.svg");
+  w.written = {dir.file("m.svg")};
   w.options = {
       {"--format", {"-f", "json"}},
       {"--format", {"-f", "csv"}},
@@ -174,7 +194,7 @@ TEST_CASE("option pairs: measure honours or refuses every combination", "[option
       {"--kernel-model", {"--kernel-model", "module"}},
       {"--resident-base", {"--resident-base", k->vmlinux}},
       {"--modules", {"--modules", k->modules + "/kernel/net/netfilter"}},  // more than -n's 20
-      {"--svg", {"--svg", w.written}},
+      {"--svg", {"--svg", w.written[0]}},
       {"--strict-input", {"--strict-input"}, true},
       {"--quiet", {"--quiet"}, true},
   };
@@ -249,6 +269,85 @@ TEST_CASE("option pairs: check honours or refuses every combination", "[option-p
   walk(w);
 }
 
+TEST_CASE("option pairs: minimize honours or refuses every combination", "[option-pairs]") {
+  if (running_vmlinux().empty()) return skip("no /sys/kernel/btf/vmlinux: every run minimizes the running kernel");
+  std::string why;
+  const auto k = other_kernel(why);
+  if (!k) return skip(why);
+  const std::string image = other_kernel_with_symbols(why);
+  if (image.empty()) return skip(why);
+  const auto newer = test_kernel("6.12", why);
+  if (!newer) return skip(why);
+  TempDir dir;
+  // module_nat's fentry target is in a module (--modules, --attach-target), check_optional has a
+  // relocation that fails to load (--skip-poisoned), trace_creds reads task_struct (--explain).
+  const std::vector<std::string> objects{test_object("module_nat"), test_object("trace_creds"),
+                                         test_object("check_optional")};
+  const std::string out = dir.file("out"), base = dir.file("base.btf");
+  std::vector<std::string> make_base{"minimize", "-o", base, test_object("trace_creds")};
+  REQUIRE(btfslim(make_base).status == 0);
+  const std::string netfilter = k->modules + "/kernel/net/netfilter";
+  {
+    // Sources and what is written, on the running kernel's BTF; --kernel against each of them.
+    Walk w;
+    w.command = {"minimize", "-o", out};
+    w.command.insert(w.command.end(), objects.begin(), objects.end());
+    w.written = {out};
+    w.options = {
+        {"--btf", {"--btf", k->vmlinux}},
+        {"--btf", {"--btf", k->vmlinux, "--btf", newer->vmlinux}},  // a batch: -o is a directory
+        {"--btf", {"--btf", k->module("net/netfilter/nf_nat.ko")}},  // split: it needs -B
+        {"--base", {"-B", k->vmlinux}},
+        {"--split-base", {"--split-base", base}},
+        {"--keep", {"--keep", "sock"}},
+        {"--explain", {"--explain", "task_struct"}},
+        {"--no-verify", {"--no-verify"}, true},  // skips work; the output is the same
+        {"--elf", {"--elf"}},
+        {"--skip-poisoned", {"--skip-poisoned"}},
+        {"--jobs", {"-j", "1"}, true},  // a batch's outputs do not depend on it
+        {"--shard", {"--shard", "1/2"}},
+        {"--kernel", {"--kernel", image}},
+        {"--strict-input", {"--strict-input"}, true},
+        {"--quiet", {"--quiet"}, true},
+    };
+    for (const std::string& o : {"--split-base " + base, std::string("--keep sock"), std::string("--explain task_struct"),
+                                 std::string("--elf")})
+      w.masked[{"--skip-poisoned", o}] = "check_optional fails to load on the running kernel: nothing is written";
+    w.not_walked = {{"--output", "every run writes -o"},
+                    {"--btf-base", "the hidden old spelling of -B"},
+                    {"--btf-out", "goes with --kernel: the walk below"},
+                    {"--family", "the same"},
+                    {"--modules", "the same"},
+                    {"--keep-for-modules", "the same"},
+                    {"--attach-target", "the same"}};
+    walk(w);
+  }
+  {
+    // What goes only with --kernel, with one another and with what goes with both.
+    Walk w;
+    // The slim BTF alone: writing the image (80 MB) is the walk above's.
+    const std::string btf_out = dir.file("slim.btf");
+    w.command = {"minimize", "--kernel", image, "--btf-out", btf_out};
+    w.command.insert(w.command.end(), objects.begin(), objects.end());
+    w.written = {out, btf_out};
+    w.options = {
+        {"--output", {"-o", out}},  // a directory with --modules, which needs it
+        {"--family", {"--family", "tracepoints"}},
+        {"--modules", {"--modules", netfilter}},
+        {"--keep-for-modules", {"--keep-for-modules", netfilter}},
+        {"--attach-target", {"--attach-target", "on_nat_packet=tcp_v4_connect"}},
+        {"--keep", {"--keep", "sock"}},
+        {"--explain", {"--explain", "task_struct"}},
+        {"--quiet", {"--quiet"}, true},
+    };
+    w.not_walked = {{"--kernel", "every run"}, {"--btf-out", "every run"}};
+    for (const char* o : {"--btf", "--base", "--btf-base", "--split-base", "--no-verify", "--elf", "--skip-poisoned",
+                          "--jobs", "--shard", "--strict-input"})
+      w.not_walked[o] = "walked with --kernel in the walk above";
+    walk(w);
+  }
+}
+
 TEST_CASE("option pairs: dump, dedup and budget honour or refuse every combination", "[option-pairs]") {
   TempDir dir;
   {
@@ -272,9 +371,9 @@ TEST_CASE("option pairs: dump, dedup and budget honour or refuse every combinati
     // Two objects that share their base types: something to deduplicate, and more than one row. Every
     // run is --check (dedup needs it or -o): -o with it is refused.
     w.command = {"dedup", "--check", test_object("core_fields"), test_object("core_types")};
-    w.written = dir.file("out.btf");
+    w.written = {dir.file("out.btf")};
     w.options = {
-        {"--output", {"-o", w.written}},
+        {"--output", {"-o", w.written[0]}},
         {"--format", {"-f", "json"}},
         {"--top", {"-n", "1"}},
         {"--strict-input", {"--strict-input"}, true},

@@ -189,6 +189,15 @@ TempDir::~TempDir() {
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
+  // A regular file in one read of its size (kernel images are 80 MB); anything else as a stream.
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && std::filesystem::is_regular_file(path, ec)) {
+    std::string out(size, '\0');
+    if (in.read(out.data(), static_cast<std::streamsize>(size)) && in.peek() == std::ifstream::traits_type::eof())
+      return out;
+    in.clear();
+    in.seekg(0);
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
