@@ -21,7 +21,8 @@ std::vector<std::string_view> shortest_unique_suffixes(std::span<const std::stri
 // Kernels are named by their release where their file names hold one, as btfhub's and the distributions'
 // do: 6.1.0-57-amd64 for .../6.1.0-57-amd64.btf (compressed or not), an archive member
 // .../6.1.0-57-amd64.btf.tar.xz:6.1.0-57-amd64.btf, or .../vmlinux-6.1.0-57-amd64. A release starts with
-// a digit and holds a '.'; "" where the last component has none (vmlinux, core_target_moved.o).
+// a digit and holds a '.'; "" where the last component has none (vmlinux, core_target_moved.o). The
+// running kernel's /sys/kernel/btf/vmlinux is named by its release (uname -r).
 std::string_view kernel_release(std::string_view target);
 
 // For each of `targets` (kernels, in column order), the name a table shows: its release where no other

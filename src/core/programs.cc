@@ -3,7 +3,9 @@
 //
 // A tool that runs on kernels old and new often compiles one handler twice: as fentry/F, which needs F
 // in the kernel's BTF and trampolines, and as kprobe/F, which needs neither; fexit/F beside kretprobe/F;
-// tp_btf/T beside raw_tp/T (libbpf-tools' biolatency, tcpconnlat, fsslower, vfsstat...). Before loading,
+// tp_btf/T beside raw_tp/T (libbpf-tools' biolatency, tcpconnlat, fsslower, vfsstat...); kprobe.multi/F
+// (one function, no pattern) as kprobe/F is; a syscall as ksyscall/NAME beside fentry or kprobe on its
+// arch-specific function (__x64_sys_NAME), which libbpf's ksyscall attaches to. Before loading,
 // its loader asks the kernel which one works (fentry_can_attach, probe_tp_btf) and turns the others off
 // with bpf_program__set_autoload(false); libbpf then neither relocates nor loads them. The object
 // fails only if every variant does.
@@ -45,7 +47,25 @@ constexpr Means kMeans[] = {
     {"raw_tracepoint", "tracepoint", "raw_tp", 1, false, 1}, {"raw_tp.w", "tracepoint", "raw_tp", 1, false, 1},
     {"raw_tracepoint.w", "tracepoint", "raw_tp", 1, false, 1}, {"tp", "tracepoint", "tp", 2, false, 2},
     {"tracepoint", "tracepoint", "tp", 2, false, 2},
+    {"kprobe.multi", "entry", "kprobe.multi", 1, false, 1}, {"kretprobe.multi", "exit", "kretprobe.multi", 1, false, 1},
+    {"ksyscall", "entry", "ksyscall", 1, false, 1},   {"kretsyscall", "exit", "kretsyscall", 1, false, 1},
 };
+
+// The prefixes of a syscall's function, by architecture, as libbpf's ksyscall finds it ("sys_" on
+// kernels without syscall wrappers).
+constexpr std::string_view kSyscallPrefixes[] = {"__x64_sys_", "__ia32_sys_", "__arm64_sys_", "__s390x_sys_",
+                                                 "__s390_sys_", "__arm_sys_", "__riscv_sys_", "__powerpc_sys_",
+                                                 "__loongarch_sys_", "sys_"};
+
+// What a hook on `target` by `means` hooks: "syscall NAME" for a syscall, whether named by ksyscall or by
+// its function; the function itself otherwise.
+std::string hook_target(const Means& means, std::string_view target) {
+  if (means.prefix == "ksyscall" || means.prefix == "kretsyscall") return "syscall " + std::string(target);
+  if (means.hook != "tracepoint")
+    for (const std::string_view p : kSyscallPrefixes)
+      if (target.starts_with(p) && target.size() > p.size()) return "syscall " + std::string(target.substr(p.size()));
+  return std::string(target);
+}
 
 struct Hooked {
   const Means* means = nullptr;
@@ -71,8 +91,9 @@ Hooked hooked(std::string_view name, std::string_view section, std::span<const K
   if (m->btf_target)
     for (const KernelRef& r : refs)
       if (r.kind == KernelRefKind::Attach && r.owner == name) h.target = r.name;  // --attach-target's
-  // kprobe/F+0x10 hooks inside F, not its entry.
-  if (h.target.empty() || h.target.find('+') != std::string::npos) return {};
+  // kprobe/F+0x10 hooks inside F, not its entry; kprobe.multi/tcp_* hooks many functions.
+  if (h.target.empty() || h.target.find_first_of("+*?[") != std::string::npos) return {};
+  h.target = hook_target(*m, h.target);
   return h;
 }
 

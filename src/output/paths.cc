@@ -3,8 +3,11 @@
 // the paths' components, so a btfhub tree of thousands of kernels costs nothing to name.
 #include "btfslim/paths.h"
 
+#include <sys/utsname.h>
+
 #include <algorithm>
 #include <cctype>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -45,6 +48,13 @@ std::vector<std::string_view> shortest_unique_suffixes(std::span<const std::stri
 }
 
 std::string_view kernel_release(std::string_view target) {
+  if (target == "/sys/kernel/btf/vmlinux") {
+    static const std::string running = [] {
+      struct utsname u {};
+      return ::uname(&u) == 0 ? std::string(u.release) : std::string();
+    }();
+    return running;
+  }
   std::string_view name = target.substr(target.rfind('/') + 1);  // npos + 1 is 0
   // An archive's member: btfhub names it as its archive, without ".tar.xz".
   if (const auto colon = name.rfind(':'); colon != std::string_view::npos) name.remove_prefix(colon + 1);

@@ -245,6 +245,39 @@ TEST_CASE("check-optional: a handler as fentry and kprobe loads when one variant
   fails_with(object, fentry_kept, "fentry_tcp_v4_connect");
 }
 
+TEST_CASE("check-optional: a syscall as ksyscall and fentry, a function as kprobe.multi and fentry, are alternatives",
+          "[check-optional]") {
+  const std::string object = test_object("check_alternatives_syscall");
+  if (running_vmlinux().empty() || !usable(object)) return;
+  const RunResult r = btfslim({"check", object});
+  INFO("exit " << r.status << "\n" << r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Contains("programs: 2 alternatives groups; 2 failures not counted"));
+  const json doc = check_json({object}, 0);
+  CHECK(doc["optional_failure_count"] == 2);
+  const auto programs = programs_of(doc);
+  REQUIRE(programs.size() == 5);
+  // ksyscall/openat and fentry on the syscall's function (__x64_sys_openat on x86) hook one syscall.
+  CHECK(programs.at("fentry_openat").alternatives == "syscall openat entry");
+  CHECK(programs.at("ksyscall_openat").alternatives == "syscall openat entry");
+  CHECK(programs.at("ksyscall_openat").variant == "ksyscall");
+  CHECK(programs.at("ksyscall_openat").used == true);
+  CHECK(programs.at("fentry_openat").used == false);
+  // A one-function kprobe.multi is a kprobe; one on a pattern is no variant of anything.
+  CHECK(programs.at("multi_connect").alternatives == "tcp_v4_connect entry");
+  CHECK(programs.at("multi_connect").variant == "kprobe.multi");
+  CHECK(programs.at("multi_connect").used == true);
+  CHECK(programs.at("fentry_connect").used == false);
+  CHECK(programs.at("multi_tcp").alternatives.empty());
+  CHECK(programs.at("multi_tcp").used.is_null());
+  // The kernel: with the fentry variants off the object loads; with either kept it does not.
+  const std::set<std::string> off = left_out(programs);
+  CHECK(off == std::set<std::string>{"fentry_connect", "fentry_openat"});
+  loads_as_chosen(object, off);
+  fails_with(object, {"fentry_connect", "ksyscall_openat"}, "fentry_openat");
+  fails_with(object, {"fentry_openat", "multi_connect"}, "fentry_connect");
+}
+
 TEST_CASE("check-optional: when every variant of a handler fails, the object fails", "[check-optional]") {
   const std::string object = test_object("check_alternatives_fail");
   if (running_vmlinux().empty() || !usable(object)) return;

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/utsname.h>
+
 #include <string>
 #include <vector>
 
@@ -69,15 +71,20 @@ TEST_CASE("paths: kernels are named by their release where their file names hold
   CHECK(kernel_release("/k/5.4.0-1009-aws.btf") == "5.4.0-1009-aws");
   CHECK(kernel_release("/k/6.12.118+deb12-cloud-amd64.btf.xz") == "6.12.118+deb12-cloud-amd64");
   CHECK(kernel_release("/usr/lib/debug/boot/vmlinux-6.1.0-57-cloud-amd64") == "6.1.0-57-cloud-amd64");
-  for (const char* none : {"/sys/kernel/btf/vmlinux", "core_target_moved.o", "a.btf", "x/long-release-6.1.o", "/k/6",
+  // The running kernel's, by what it says it is.
+  struct utsname u {};
+  REQUIRE(::uname(&u) == 0);
+  CHECK(kernel_release("/sys/kernel/btf/vmlinux") == u.release);
+  for (const char* none : {"/k/vmlinux", "core_target_moved.o", "a.btf", "x/long-release-6.1.o", "/k/6",
                            "/k/6.1 0.btf", ""})
     CHECK(kernel_release(none).empty());
 
   using Names = std::vector<std::string>;
   // Unique releases: the release alone; a file without one, by its path suffix.
   CHECK(kernel_short_names(Names{"h/u/20.04/x86_64/5.4.0-1009-aws.btf.tar.xz:5.4.0-1009-aws.btf",
-                                 "h/u/22.04/x86_64/5.15.0-1.btf.tar.xz:5.15.0-1.btf", "/sys/kernel/btf/vmlinux"}) ==
-        Names{"5.4.0-1009-aws", "5.15.0-1", "vmlinux"});
+                                 "h/u/22.04/x86_64/5.15.0-1.btf.tar.xz:5.15.0-1.btf", "/k/vmlinux",
+                                 "/sys/kernel/btf/vmlinux"}) ==
+        Names{"5.4.0-1009-aws", "5.15.0-1", "vmlinux", u.release});
   // One release in two directories: as many directories as tell them apart, the release as file name.
   CHECK(kernel_short_names(Names{"h/u/20.04/x86_64/5.4.0-1009-aws.btf.tar.xz:5.4.0-1009-aws.btf",
                                  "h/u/18.04/x86_64/5.4.0-1009-aws.btf.tar.xz:5.4.0-1009-aws.btf"}) ==
