@@ -292,9 +292,18 @@ KernelRefResult resolve_extern(core::Context& cx, const BpfObject& object, const
   return r;
 }
 
+constexpr std::string_view kPlaceholderPrefix = "dummy_";
+
 KernelRefResult resolve_attach(const KernelRef& ref, const KernelNameIndex& index) {
   const auto f = index.find(ref.lookup, ref.lookup_kind, true);
   if (!f.btf) {
+    // libbpf-tools' placeholders (fsslower's fentry/dummy_file_read): a name no kernel has, which the loader
+    // always replaces (bpf_program__set_attach_target) with one it chose at run time.
+    if (!ref.given && ref.name.starts_with(kPlaceholderPrefix))
+      return {RefStatus::Unchecked, "",
+              fmt::format("'{}' is a placeholder: its loader sets the target at run time "
+                          "(bpf_program__set_attach_target); name it with --attach-target {}=FUNC",
+                          esc(ref.name), esc(ref.owner))};
     std::string what = fmt::format("no {} '{}' in the kernel's BTF{}", kind_name(ref.lookup_kind), esc(ref.lookup),
                                    index.target().modules().empty() ? "" : " or its modules'");
     if (!ref.given) what += fmt::format(" (a target set at run time? --attach-target {}=FUNC)", esc(ref.owner));

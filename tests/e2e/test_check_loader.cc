@@ -295,7 +295,17 @@ TEST_CASE("attach targets a loader sets at run time: --attach-target and --no-at
     const Ours ours = check(object);
     CHECK(status_of(ours, "attach", "", "bare") == "unchecked");
     CHECK(status_of(ours, "attach", "btfslim_absent_function", "optional") == "missing");
+    // A libbpf-tools placeholder that no kernel has: its loader replaces it, so it is unchecked too.
+    CHECK(status_of(ours, "attach", "dummy_file_read", "placeholder") == "unchecked");
     CHECK(ours.run.status == 0);
+    // Named, it is held to the kernel like any other.
+    for (const std::string target : {"do_unlinkat", "btfslim_absent_function"}) {
+      const Ours named = check(object, {"--attach-target", "placeholder=" + target});
+      CHECK(status_of(named, "attach", target, "placeholder") == (target == "do_unlinkat" ? "ok" : "missing"));
+      const Load truth = libbpf_load(object, "placeholder", {{"placeholder", target}});
+      INFO(target << ": " << truth.log);
+      CHECK((truth.ok || !truth.btf_failure) == (target == "do_unlinkat"));
+    }
     // libbpf refuses the bare section unless its loader names a target: not BTF's verdict.
     const Load plain = libbpf_load(object);
     CHECK_FALSE(plain.ok);
