@@ -14,8 +14,13 @@
 #include <unistd.h>
 
 #include <bpf/btf.h>
+#include <gelf.h>
+#include <libelf.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string_view>
 #include <cstdlib>
 #include <vector>
 #include <stdexcept>
@@ -32,7 +37,7 @@ TextSink::TextSink() : fd_(::memfd_create("fuzz-output", MFD_CLOEXEC)), out_(fd_
 
 TextSink::~TextSink() { ::close(fd_); }
 
-void TextSink::check(const char* what) {
+std::string TextSink::take(const char* what) {
   out_.flush();
   const off_t size = ::lseek(fd_, 0, SEEK_CUR);
   std::string written(static_cast<std::size_t>(size), '\0');
@@ -42,6 +47,46 @@ void TextSink::check(const char* what) {
     std::abort();
   }
   if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0) std::abort();
+  return written;
+}
+
+ObjectTemplate read_template(const std::string& path, std::initializer_list<Region> order) {
+  ObjectTemplate t;
+  std::ifstream f(path, std::ios::binary);
+  t.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  if (t.bytes.empty() || elf_version(EV_CURRENT) == EV_NONE) std::abort();
+  std::string copy = t.bytes;
+  Elf* elf = elf_memory(copy.data(), copy.size());
+  std::size_t shstrndx = 0;
+  if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) std::abort();
+  std::vector<std::pair<std::size_t, std::size_t>> of[4];  // by Region
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) std::abort();
+    const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+    const std::pair<std::size_t, std::size_t> place{shdr.sh_offset, shdr.sh_size};
+    const std::string_view n = name ? name : "";
+    if (shdr.sh_type == SHT_NOBITS || shdr.sh_size == 0) continue;
+    if (shdr.sh_flags & SHF_EXECINSTR)
+      of[static_cast<int>(Region::Code)].push_back(place);
+    else if (shdr.sh_type == SHT_REL)
+      of[static_cast<int>(Region::Rel)].push_back(place);
+    else if (n == ".BTF.ext")
+      of[static_cast<int>(Region::Ext)].push_back(place);
+    else if (n == ".BTF")
+      of[static_cast<int>(Region::Btf)].push_back(place);
+  }
+  elf_end(elf);
+  for (const Region r : order) t.regions.insert(t.regions.end(), of[static_cast<int>(r)].begin(), of[static_cast<int>(r)].end());
+  return t;
+}
+
+std::string ObjectTemplate::mutated(std::span<const std::uint8_t> mask) const {
+  std::string out = bytes;
+  std::size_t m = 0;
+  for (const auto& [off, size] : regions)
+    for (std::size_t i = 0; i < size && m < mask.size(); ++i) out[off + i] = static_cast<char>(out[off + i] ^ mask[m++]);
+  return out;
 }
 
 void expect_error_line(const InputError& e) {

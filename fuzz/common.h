@@ -13,9 +13,11 @@
 #include <memory>
 
 #include <cstddef>
+#include <initializer_list>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace btfslim::fuzz {
@@ -52,7 +54,9 @@ class TextSink {
   TextSink(const TextSink&) = delete;
   TextSink& operator=(const TextSink&) = delete;
   OutputBuffer& out() { return out_; }
-  void check(const char* what);
+  void check(const char* what) { (void)take(what); }
+  // The same, handing back what was written.
+  std::string take(const char* what);
 
  private:
   int fd_;
@@ -62,6 +66,19 @@ class TextSink {
 // An InputError is the expected outcome of bad input, when its message is one line of text: anything
 // else (a line break, a control byte, ill-formed UTF-8 from a name in the input) is a finding.
 void expect_error_line(const InputError& e);
+
+// Where an object template's bytes are mutated: its executable sections, its SHT_REL sections, its
+// .BTF.ext, its .BTF.
+enum class Region { Code, Rel, Ext, Btf };
+
+// A BPF object the build compiled, mutated in place so that its ELF still opens: the input is XORed
+// over the chosen regions' bytes, back to back in the order given (a seed of zeros is the object).
+struct ObjectTemplate {
+  std::string bytes;
+  std::vector<std::pair<std::size_t, std::size_t>> regions;  // (file offset, size), in XOR order
+  std::string mutated(std::span<const std::uint8_t> mask) const;
+};
+ObjectTemplate read_template(const std::string& path, std::initializer_list<Region> order);
 
 // A small CO-RE target built with btf__add_*: a task_struct like minimal.bpf.c's, and a few shapes the
 // corpus' roots may meet (a union, bitfields, enums, an array, a typedef, a forward declaration).

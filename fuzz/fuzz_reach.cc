@@ -23,14 +23,10 @@
 #include "btfslim/loader.h"
 #include "btfslim/reach.h"
 
-#include <gelf.h>
-#include <libelf.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,49 +35,8 @@ namespace {
 
 using namespace btfslim;
 
-struct Template {
-  std::string bytes;
-  std::vector<std::pair<std::size_t, std::size_t>> regions;  // (file offset, size), in XOR order
-};
-std::vector<Template> g_templates;
+std::vector<fuzz::ObjectTemplate> g_templates;
 std::vector<CoreTarget> g_targets;
-
-Template read_template(const std::string& path) {
-  Template t;
-  std::ifstream f(path, std::ios::binary);
-  t.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  if (t.bytes.empty() || elf_version(EV_CURRENT) == EV_NONE) std::abort();
-  std::string copy = t.bytes;
-  Elf* elf = elf_memory(copy.data(), copy.size());
-  std::size_t shstrndx = 0;
-  if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) std::abort();
-  std::vector<std::pair<std::size_t, std::size_t>> code, rel, ext;
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr)) std::abort();
-    const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
-    const std::pair<std::size_t, std::size_t> place{shdr.sh_offset, shdr.sh_size};
-    if (shdr.sh_type == SHT_NOBITS || shdr.sh_size == 0) continue;
-    if (shdr.sh_flags & SHF_EXECINSTR)
-      code.push_back(place);
-    else if (shdr.sh_type == SHT_REL)
-      rel.push_back(place);
-    else if (name && std::string_view(name) == ".BTF.ext")
-      ext.push_back(place);
-  }
-  elf_end(elf);
-  for (const auto* list : {&code, &rel, &ext}) t.regions.insert(t.regions.end(), list->begin(), list->end());
-  return t;
-}
-
-// The template with `mask` XORed over its regions.
-std::string mutated(const Template& t, std::span<const std::uint8_t> mask) {
-  std::string bytes = t.bytes;
-  std::size_t m = 0;
-  for (const auto& [off, size] : t.regions)
-    for (std::size_t i = 0; i < size && m < mask.size(); ++i) bytes[off + i] = static_cast<char>(bytes[off + i] ^ mask[m++]);
-  return bytes;
-}
 
 void walk(const BpfObject& object, const CoreTarget& target, const BpfCode& code, std::span<const std::vector<KernelRef>> refs) {
   const BpfObject* objects[] = {&object};
@@ -109,7 +64,7 @@ void walk(const BpfObject& object, const CoreTarget& target, const BpfCode& code
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   std::istringstream paths(BTFSLIM_FUZZ_OBJECTS);
   for (std::string path; std::getline(paths, path, ':');)
-    if (!path.empty()) g_templates.push_back(read_template(path));
+    if (!path.empty()) g_templates.push_back(fuzz::read_template(path, {fuzz::Region::Code, fuzz::Region::Rel, fuzz::Region::Ext}));
   if (g_templates.empty()) std::abort();
   for (auto& btf : fuzz::core_targets()) g_targets.emplace_back(std::move(btf));
   return 0;
@@ -117,8 +72,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const Template& t = g_templates[data[0] % g_templates.size()];
-  const std::string bytes = mutated(t, {data + 1, size - 1});
+  const fuzz::ObjectTemplate& t = g_templates[data[0] % g_templates.size()];
+  const std::string bytes = t.mutated({data + 1, size - 1});
   const fuzz::MemFile file({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
   try {
     const auto object = BpfObject::open(file.path());

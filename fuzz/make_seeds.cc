@@ -9,7 +9,8 @@
 // section of every ELF), split/ (split BTF on the fixtures' base), elf/ (every ELF, and one raw BTF for the
 // loader's other path), budget/ (TOML files and measure's JSON of a fixture), core/ and minimize/ (the ELF
 // files named *.bpf.o), libbpf/ (raw/ and split/ together), diff/ (pairs of BTF), compressed/ (BTF and an
-// object in each format), reach/ and kernel/ (fuzz_reach's templates and fuzz_kernel's image, unchanged).
+// object in each format), reach/, core_libbpf/ and kernel/ (fuzz_reach's and fuzz_core_libbpf's templates
+// and fuzz_kernel's image, unchanged).
 // STAMP lists what was written, for meson to depend on (a directory is not a build output it tracks).
 #include "fixtures.h"
 
@@ -201,7 +202,8 @@ int main(int argc, char** argv) {
     const fs::path out = argv[1];
     fs::remove_all(out);
     for (const char* d :
-         {"raw", "split", "elf", "core", "minimize", "budget", "libbpf", "diff", "compressed", "reach", "kernel"})
+         {"raw", "split", "elf", "core", "minimize", "budget", "libbpf", "diff", "compressed", "reach", "kernel",
+          "core_libbpf"})
       fs::create_directories(out / d);
 
     using namespace btfslim::test;
@@ -254,7 +256,12 @@ int main(int argc, char** argv) {
         write(out / "minimize" / name, bytes);
         // reach: the object's index among the .bpf.o files (fuzz_reach's templates are in this order), and
         // a mask of zeros as long as the object: the object itself, which mutations then change.
-        write(out / "reach" / name, std::string(1, static_cast<char>(bpf_objects++)) + std::string(bytes.size(), '\0'));
+        // core_libbpf mutates the same templates (other regions of them): the same seeds, and each again
+        // with the first byte's top bit set, which picks its other target (the running kernel).
+        const std::string itself = std::string(1, static_cast<char>(bpf_objects++)) + std::string(bytes.size(), '\0');
+        write(out / "reach" / name, itself);
+        write(out / "core_libbpf" / name, itself);
+        write(out / "core_libbpf" / (name + ".kernel"), static_cast<char>(itself[0] | 0x80) + itself.substr(1));
         if (name == "minimal.bpf.o") write(out / "compressed" / (name + ".xz"), btfslim::compress(bytes, btfslim::Compression::Xz));
       }
       // The .BTF section as a raw seed: BTF as compilers and pahole write it.

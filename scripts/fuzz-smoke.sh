@@ -62,7 +62,8 @@ smoke() {
   local what="$(final_stat number_of_executed_units) runs, $(final_stat average_exec_per_sec)/s, ${cov:-?} edges"
   findings=$(ls "$work/findings" 2>/dev/null)
   if [ "$status" -eq 0 ] && [ -z "$findings" ]; then
-    echo "fuzz $name: ok ($what)" >"$work/result"
+    # A differential target's own counts (what it compared, and with what), below its line.
+    { echo "fuzz $name: ok ($what)"; grep "^$t: " "$work/fuzz.log" | sed 's/^/    /'; } >"$work/result"
     return 0
   fi
   { echo "fuzz $name: FAILED (exit status $status; $what; findings: ${findings:-none} in $work/findings)"

@@ -369,7 +369,13 @@ void answer(Context& cx, const BpfObject& object, const CoreRelocation& r, Candi
     return error(CoreStatus::Error, fmt::format("cannot parse access '{}' on local type [{}]: {}", esc(object.access(r)),
                                                 r.local_type, errno_text(err)));
   if (kind == static_cast<std::uint32_t>(RelocKind::TypeIdLocal)) {
-    out.value = out.local_value = local_spec.root;
+    // libbpf takes the local root as it is (unvalidated: the immediate may be out of date after
+    // linking), then patches the instruction with it like any other result: one that is no ALU
+    // immediate, load, store or well-formed 64-bit load fails there.
+    a.final = false;
+    a.matched = true;
+    a.calc.orig_val = a.calc.new_val = local_spec.root;
+    a.calc.validate = false;
     return;
   }
 

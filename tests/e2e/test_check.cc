@@ -8,6 +8,7 @@
 // at an object's first failure; the programs of that object are then also relocated one at a time
 // (core_errors gives every case its own program and types, so that they do not depend on each other).
 // A mismatch prints one line per relocation, libbpf's outcome beside ours.
+#include "elf_image.h"
 #include "libbpf_oracle.h"
 #include "process.h"
 #include "text.h"
@@ -26,6 +27,7 @@ namespace btfslim::test {
 namespace {
 
 using nlohmann::json;
+using Catch::Matchers::Contains;
 
 // Our relocation records for `object` against `btf`, by (program, relo #).
 struct Ours {
@@ -57,66 +59,6 @@ Ours check_json(const std::string& object, const std::string& btf) {
   return ours;
 }
 
-std::string describe_libbpf(const LibbpfRelo& x) {
-  std::ostringstream s;
-  s << outcome_name(x.outcome);
-  if (x.insn_idx >= 0) s << " insn #" << x.insn_idx;
-  if (x.outcome == LibbpfRelo::Patched) s << " -> " << x.value;
-  if (x.outcome == LibbpfRelo::Failed) s << " (" << x.error << ")";
-  if (!x.reason.empty() && x.outcome != LibbpfRelo::Patched) s << ": " << x.reason;
-  return s.str();
-}
-
-std::string describe_ours(const json& r) {
-  std::ostringstream s;
-  s << r.value("status", "?");
-  if (r.contains("insn_idx")) s << " insn #" << r["insn_idx"];
-  if (r.contains("value")) s << " -> " << r["value"];
-  if (r.contains("reason")) s << ": " << r["reason"].get<std::string>();
-  return s.str();
-}
-
-std::vector<std::uint64_t> sorted_ids(std::vector<std::uint64_t> v) {
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-// Where our record for libbpf's `x` differs from it: "" when it agrees, else one line saying how.
-std::string difference(const LibbpfRelo& x, const json& r) {
-  std::vector<std::string> what;
-  const std::string status = r.value("status", "");
-  switch (x.outcome) {
-    case LibbpfRelo::Patched:
-      if (status != "ok") what.push_back("status");
-      else if (!r.contains("value") || !r["value"].is_number_integer())
-        what.push_back("value missing");
-      else if (r["value"].get<std::uint64_t>() != x.value) what.push_back("value");
-      break;
-    case LibbpfRelo::Poisoned:
-      if (status != "poisoned") what.push_back("status");
-      break;
-    case LibbpfRelo::Failed:
-      if (status != "ambiguous" && status != "error") what.push_back("status");
-      break;
-  }
-  if (!x.section.empty() && r.value("section", "") != x.section) what.push_back("section " + r.value("section", ""));
-  if (!x.kind.empty() && r.value("relocation_kind", "") != x.kind)
-    what.push_back("relocation_kind " + r.value("relocation_kind", ""));
-  if (!x.kind.empty() && r.value("local_type_id", 0u) != x.local_type_id) what.push_back("local_type_id");
-  if (x.insn_idx >= 0 && r.value("insn_idx", -1) != x.insn_idx) what.push_back("insn_idx");
-  std::vector<std::uint64_t> targets;
-  for (const json& t : r.value("type_ids", json::array()))
-    if (t.is_number()) targets.push_back(t.get<std::uint64_t>());
-  if (sorted_ids(targets) != sorted_ids(std::vector<std::uint64_t>(x.matching_targets.begin(), x.matching_targets.end())))
-    what.push_back("type_ids " + r.value("type_ids", json::array()).dump());
-  if (what.empty()) return "";
-  std::ostringstream s;
-  s << x.program << " relo #" << x.relo_idx << " [" << x.section << "] " << x.kind << " " << x.local_spec
-    << "\n      libbpf: " << describe_libbpf(x) << "\n      ours:   " << describe_ours(r) << "\n      differ: ";
-  for (std::size_t i = 0; i < what.size(); ++i) s << (i ? ", " : "") << what[i];
-  return s.str();
-}
-
 // Compares libbpf with ours for one object and target; appends the differences. false when bpf() is
 // unavailable (the caller skips).
 bool compare(const std::string& object, const std::string& btf, std::vector<std::string>& differences) {
@@ -140,7 +82,7 @@ bool compare(const std::string& object, const std::string& btf, std::vector<std:
                               "\n      ours:   no such record");
         continue;
       }
-      if (const std::string d = difference(x, it->second); !d.empty()) differences.push_back(label + d);
+      if (const std::string d = relocation_difference(x, it->second); !d.empty()) differences.push_back(label + d);
     }
   };
   compare_run(theirs);
@@ -196,6 +138,47 @@ TEST_CASE("check agrees with libbpf on the trace programs against the running ke
   std::vector<std::string> differences;
   for (const std::string& object : trace_objects()) compare(object, vmlinux, differences);
   report(differences, trace_objects().size());
+}
+
+TEST_CASE("check agrees with libbpf where a local_type_id record points at the second half of a 64-bit load",
+          "[check]") {
+  // Found by fuzz_core_libbpf (fuzz/corpus/core_libbpf/local-type-id-on-ldimm64-half): libbpf patches the
+  // instruction of a local_type_id relocation as of any other, and fails on what is not a well-formed
+  // load; btfslim answered with the local id without looking at the instruction.
+  if (const std::string why = bpf_unavailable_reason(); !why.empty()) return skip(why);
+  const std::string original = test_object("core_types");
+  std::string image = read_file(original);
+  // .BTF.ext: the header's core_relo offset (at 24) past its length (at 4), then the record size and the
+  // blocks (section name, count, records of insn_off, type_id, access_str_off, kind).
+  const SectionPlace ext = elf_section(image, ".BTF.ext");
+  const BtfPtr btf = parse_btf(original);
+  std::size_t at = ext.offset + get_u32(image, ext.offset + 4) + get_u32(image, ext.offset + 24);
+  const std::uint32_t record_size = get_u32(image, at);
+  at += 4;
+  bool patched = false;
+  while (!patched && at < ext.offset + ext.size) {
+    const std::string section = btf__name_by_offset(btf.get(), get_u32(image, at));
+    const std::uint32_t count = get_u32(image, at + 4);
+    at += 8;
+    if (section == "raw_tp/sys_exit") {
+      for (std::uint32_t i = 0; i < count && !patched; ++i)
+        if (get_u32(image, at + i * record_size + 12) == 6) {  // BPF_CORE_TYPE_ID_LOCAL
+          put_u32(image, at + i * record_size, 8);  // the first instruction is a 64-bit load: its second half
+          patched = true;
+        }
+    }
+    at += std::size_t{count} * record_size;
+  }
+  REQUIRE(patched);
+  const TempDir dir;
+  const std::string object = dir.file("core_types.ldimm64-half.bpf.o");
+  write_file(object, image);
+  std::vector<std::string> differences;
+  compare(object, core_target("moved"), differences);
+  report(differences, 1);
+  const RunResult r = btfslim({"check", object, "--btf", core_target("moved")});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.out, Contains("the relocated instruction is not a 64-bit immediate load"));
 }
 
 TEST_CASE("check exits 0 when libbpf patches everything, 1 when it poisons or fails anything", "[check]") {

@@ -382,7 +382,7 @@ TEST_CASE("minimize: a big-endian source gives a big-endian output that resolves
   report_check(differences, compare_check(source, out, big, "big-endian", differences));
   // Objects of the other byte order are refused, by minimize as by check, as libbpf opens an object only
   // on a kernel of its byte order: resolving them would poison every relocation libbpf never gets to.
-  for (const std::string& command : {"minimize", "check"}) {
+  for (const char* command : {"minimize", "check"}) {
     std::vector<std::string> args{command, "--btf", source};
     if (command == std::string("minimize")) args.insert(args.end(), {"-o", dir.file("refused.btf")});
     args.insert(args.end(), little.objects.begin(), little.objects.end());
@@ -784,7 +784,7 @@ TEST_CASE("minimize --keep keeps a type with all its members", "[minimize]") {
   // The type syntax of every command: a kind word, or an id, names the same type.
   const __s32 nesting_id = btf__find_by_name_kind(src.get(), "nesting", BTF_KIND_STRUCT);
   REQUIRE(nesting_id > 0);
-  for (const std::string spelling : {std::string("struct nesting"), std::to_string(nesting_id)}) {
+  for (const std::string& spelling : {std::string("struct nesting"), std::to_string(nesting_id)}) {
     const std::string out = dir.file("spelled.btf");
     std::vector<std::string> args = minimize_args(moved, {test_object("core_fields")}, out);
     args.insert(args.end(), {"--keep", spelling});

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <bpf/btf.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
@@ -66,6 +67,7 @@ struct LibbpfRelocation {
   bool available = true;           // false when this process may not use bpf(): tests skip
   std::string unavailable_reason;
   bool opened = false;             // bpf_object__open_file succeeded
+  int open_error = 0;              // errno when it did not
   bool relocated = false;          // libbpf reached its CO-RE pass (it printed a "found N" line or a result)
   bool failed = false;             // a relocation failed and libbpf stopped relocating the object
   int load_error = 0;              // bpf_object__load's result (programs the verifier rejects make it < 0)
@@ -86,6 +88,23 @@ struct LibbpfRelocation {
 // per distinct argument set per process. Throws only when libbpf cannot even open the object.
 const LibbpfRelocation& libbpf_relocate(const std::string& object, const std::string& target_btf,
                                         const std::vector<std::string>& only_programs = {});
+
+// The same, each time anew (nothing cached, nothing thrown: `opened` says whether libbpf took the
+// object), for inputs that live one call: the fuzz targets'. With `relocation_only`, no program goes to
+// the verifier (each is given a type no kernel loads, which libbpf's relocation does not look at): the
+// relocations are logged as on a real load, and load_error says nothing.
+LibbpfRelocation run_libbpf_relocation(const std::string& object, const std::string& target_btf,
+                                       const std::vector<std::string>& only_programs = {},
+                                       bool relocation_only = false);
+
+// Where btfslim check's JSON record `ours` of a relocation (an element of "relocations", with its one
+// "results" entry folded in, as object_on_kernel gives it) differs from what libbpf did with it:
+//   patched -> "status" "ok" and "value" libbpf's new value; poisoned -> "poisoned"; failed ->
+//   "ambiguous" or "error"; and the same section, kind, local type id, instruction index and matching
+//   target ids. "" when they agree, else libbpf's outcome beside ours and what differs, over lines.
+std::string relocation_difference(const LibbpfRelo& theirs, const nlohmann::json& ours);
+// libbpf's outcome in a few words: "patched insn #5 -> 8", "failed (-22): reason".
+std::string describe_libbpf(const LibbpfRelo& x);
 
 // The parser on its own, for logs captured elsewhere.
 void parse_libbpf_log(const std::string& log, LibbpfRelocation& into);
