@@ -5,7 +5,6 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -15,36 +14,6 @@
 
 namespace btfslim::test {
 namespace {
-
-std::string* sink = nullptr;
-
-int append_print(enum libbpf_print_level level, const char* format, va_list args) {
-  if (!sink || level == LIBBPF_DEBUG) return 0;
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  if (n <= 0) return 0;
-  std::string text(static_cast<std::size_t>(n) + 1, '\0');
-  std::vsnprintf(text.data(), text.size(), format, args);
-  text.resize(static_cast<std::size_t>(n));
-  sink->append(text);
-  return n;
-}
-
-class Capture {
- public:
-  explicit Capture(std::string* into) : previous_(libbpf_set_print(append_print)) { sink = into; }
-  ~Capture() {
-    sink = nullptr;
-    libbpf_set_print(previous_);
-  }
-  Capture(const Capture&) = delete;
-  Capture& operator=(const Capture&) = delete;
-
- private:
-  libbpf_print_fn_t previous_;
-};
 
 // A program type for sections libbpf 1.1.2 does not know (cilium-style "tc/ingress", "classifier/x").
 bpf_prog_type type_from_section(std::string_view sec) {
@@ -160,7 +129,7 @@ const ObjectLoad& kernel_load(const std::string& object, const std::string& targ
   std::vector<std::pair<std::string, std::string>> programs;
   {
     std::string log;
-    Capture capture(&log);
+    LibbpfPrint capture(&log, false);
     bpf_object* obj = open(object, target_btf);
     if (!obj) {
       result.open_error = std::string(std::strerror(errno)) + ": " + log;
@@ -175,7 +144,7 @@ const ObjectLoad& kernel_load(const std::string& object, const std::string& targ
     ProgramLoad& p = result.programs.emplace_back();
     p.name = name;
     p.section = section;
-    Capture capture(&p.log);
+    LibbpfPrint capture(&p.log, false);
     bpf_object* obj = open(object, target_btf);
     if (!obj) {
       p.outcome = ProgramLoad::Other;

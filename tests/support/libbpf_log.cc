@@ -15,17 +15,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string_view>
 
 namespace btfslim::test {
 namespace {
 
-// Where the print callback appends; libbpf's print hook is process-wide, and tests run on one thread.
+// Where the print callback appends, and whether debug lines too; libbpf's print hook is process-wide,
+// and tests run on one thread.
 std::string* capture = nullptr;
+bool capture_debug = true;
 
-int capture_print(enum libbpf_print_level, const char* format, va_list args) {
-  if (!capture) return 0;
+int capture_print(enum libbpf_print_level level, const char* format, va_list args) {
+  if (!capture || (level == LIBBPF_DEBUG && !capture_debug)) return 0;
   va_list copy;
   va_copy(copy, args);
   char small[1024];
@@ -48,7 +51,10 @@ int silent_print(enum libbpf_print_level, const char*, va_list) { return 0; }
 // Installs a print callback for its lifetime and puts the previous one back.
 class PrintHook {
  public:
-  PrintHook(libbpf_print_fn_t fn, std::string* sink) : previous_(libbpf_set_print(fn)) { capture = sink; }
+  PrintHook(libbpf_print_fn_t fn, std::string* sink, bool debug = true) : previous_(libbpf_set_print(fn)) {
+    capture = sink;
+    capture_debug = debug;
+  }
   ~PrintHook() {
     capture = nullptr;
     libbpf_set_print(previous_);
@@ -278,6 +284,12 @@ std::string bpf_unavailable_reason() {
   }();
   return reason;
 }
+
+struct LibbpfPrint::Hook : PrintHook {
+  Hook(std::string* into, bool debug) : PrintHook(capture_print, into, debug) {}
+};
+LibbpfPrint::LibbpfPrint(std::string* into, bool debug) : hook_(std::make_unique<Hook>(into, debug)) {}
+LibbpfPrint::~LibbpfPrint() = default;
 
 LibbpfRelocation run_libbpf_relocation(const std::string& object, const std::string& target_btf,
                                        const std::vector<std::string>& only_programs, bool relocation_only) {

@@ -109,6 +109,20 @@ std::string describe_libbpf(const LibbpfRelo& x);
 // The parser on its own, for logs captured elsewhere.
 void parse_libbpf_log(const std::string& log, LibbpfRelocation& into);
 
+// What libbpf prints, appended to `into` while this lives (debug lines too, unless `debug` is false); the
+// hook it replaced is put back after.
+class LibbpfPrint {
+ public:
+  explicit LibbpfPrint(std::string* into, bool debug = true);
+  ~LibbpfPrint();
+  LibbpfPrint(const LibbpfPrint&) = delete;
+  LibbpfPrint& operator=(const LibbpfPrint&) = delete;
+
+ private:
+  struct Hook;
+  std::unique_ptr<Hook> hook_;
+};
+
 // "" when this process may load BPF programs, else why not.
 std::string bpf_unavailable_reason();
 
