@@ -83,7 +83,11 @@ void compare_types(const Btf& ours, const struct btf* theirs, const char* how) {
             std::to_string(count));
   for (TypeId id = ours.first_id(); id < ours.end_id(); ++id) {
     const TypeView a = ours.type(id);
-    const struct btf_type* b = btf__type_by_id(theirs, id);
+    // libbpf's records sit where the header says, which need not be a multiple of 4 (a header of 25
+    // bytes, say): read a copy, not through the pointer.
+    struct btf_type record;
+    std::memcpy(&record, btf__type_by_id(theirs, id), sizeof record);
+    const struct btf_type* b = &record;
     if (static_cast<unsigned>(a.kind()) != btf_kind(b) || a.vlen() != btf_vlen(b))
       finding(std::string(how) + ": type [" + std::to_string(id) + "] has another kind or vlen in libbpf");
     const char* name = btf__name_by_offset(theirs, b->name_off);

@@ -26,6 +26,8 @@ std::size_t name_column_width(std::size_t longest, std::size_t other_columns, st
                               std::size_t limit);
 // The display width of `s`: its UTF-8 characters (names are escaped, so none is a control).
 std::size_t display_width(std::string_view s);
+// The longest prefix of `s` that is at most `width` characters wide and ends where a character does.
+std::string_view prefix_of_width(std::string_view s, std::size_t width);
 // `s` cut to leave at least one blank in a column `width` wide, the cut marked with "…"; unchanged when
 // it fits.
 std::string fit_to_column(std::string_view s, std::size_t width);

@@ -45,6 +45,13 @@ std::size_t display_width(std::string_view s) {
   return n;
 }
 
+std::string_view prefix_of_width(std::string_view s, std::size_t width) {
+  std::size_t i = 0;
+  for (; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xc0) != 0x80 && width-- == 0) break;
+  return s.substr(0, i);
+}
+
 std::string fit_to_column(std::string_view s, std::size_t width) {
   if (width == 0 || display_width(s) < width) return std::string(s);
   // Keep width - 2 characters, then the ellipsis, then the blank the column needs.

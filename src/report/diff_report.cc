@@ -11,6 +11,7 @@
 // lacks the type, and the Total line with the change in percent; [header] and [strings] close the list
 // as "Other", and the whole BTF's Total line ends it. Past -n, the rows of a table fold into "[N others]"; the last line is the total.
 #include "btfslim/diff.h"
+#include "btfslim/terminal.h"
 
 #include <fmt/format.h>
 
@@ -52,8 +53,8 @@ double change_percent(std::uint64_t before, std::uint64_t after) {
 
 // A table line, cut to the width when there is one (a terminal or COLUMNS; never in a pipe).
 void line(OutputBuffer& out, const DiffPrintOptions& o, std::string_view text) {
-  if (o.columns > 3 && text.size() > o.columns) {
-    out.write(text.substr(0, o.columns - 3));
+  if (o.columns > 3 && display_width(text) > o.columns) {
+    out.write(prefix_of_width(text, o.columns - 3));  // whole characters: names are UTF-8
     out.write("...");
   } else {
     out.write(text);

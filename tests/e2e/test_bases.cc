@@ -93,7 +93,7 @@ TEST_CASE("a module read on the wrong base given with --base is refused in one l
   const std::string vmlinux = running_vmlinux();
   if (vmlinux.empty()) return skip("no /sys/kernel/btf/vmlinux: no second base to misread the module on");
   const std::string ko = kernel->module(kModules.front());
-  for (const std::string& command : {"dump", "measure"}) {
+  for (const std::string command : {"dump", "measure"}) {
     const RunResult r = btfslim({command, ko, "--base", vmlinux});
     INFO(command << ": " << r.err);
     CHECK(r.status == 2);
@@ -138,7 +138,7 @@ TEST_CASE("split BTF that does not fit its base is refused: names inside base st
   write_file(shifted, misfits.shifted_strings);
   write_file(fewer, misfits.fewer_types);
   REQUIRE(btfslim({"dump", split, "--base", base}).status == 0);
-  for (const std::string& command : {"dump", "measure"}) {
+  for (const std::string command : {"dump", "measure"}) {
     // [5] STRUCT nf_conn's member "len" is the base's string at 13, inside "sk_buff_head" there.
     expect_refused(btfslim({command, split, "--base", shifted}), command + " on shifted strings",
                    "btfslim: " + split + ": split BTF built on another base than " + shifted +

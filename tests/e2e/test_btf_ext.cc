@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -28,12 +27,8 @@ using nlohmann::json;
 // The corpus's objects (MANIFEST.tsv's first column), or none when it is not here.
 std::vector<std::string> corpus_objects(std::string& dir) {
   dir = corpus_dir();
-  if (dir.empty()) return {};
-  std::ifstream manifest(dir + "/MANIFEST.tsv");
   std::vector<std::string> out;
-  std::string line;
-  for (bool header = true; std::getline(manifest, line); header = false)
-    if (!header && !line.empty()) out.push_back(dir + "/" + line.substr(0, line.find('\t')));
+  for (const CorpusEntry& e : corpus_manifest()) out.push_back(e.path);
   return out;
 }
 

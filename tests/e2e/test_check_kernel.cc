@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -167,10 +166,9 @@ TEST_CASE("check agrees with the kernel on the CO-RE test objects and the trace 
 }
 
 TEST_CASE("check agrees with the kernel on the real-world corpus", "[check-kernel]") {
-  const std::string dir = corpus_dir();
-  std::ifstream manifest(dir + "/MANIFEST.tsv");
-  if (!manifest) {
-    skip("no corpus at " + dir + " (set BTFSLIM_TEST_CORPUS)");
+  const std::vector<CorpusEntry> corpus = corpus_manifest();
+  if (corpus.empty()) {
+    skip("no corpus (set BTFSLIM_TEST_CORPUS)");
     return;
   }
   if (running_vmlinux().empty()) {
@@ -178,22 +176,15 @@ TEST_CASE("check agrees with the kernel on the real-world corpus", "[check-kerne
     return;
   }
   Tally t;
-  std::string line;
-  std::getline(manifest, line);  // the header
   int objects = 0;
-  while (std::getline(manifest, line)) {
-    std::vector<std::string> f;
-    std::istringstream in(line);
-    for (std::string field; std::getline(in, field, '\t');) f.push_back(field);
-    if (f.size() < 9) continue;
-    const std::string object = dir + "/" + f[0];
-    if (f[5] != "little") {
-      skip(f[0] + ": big-endian, this kernel cannot load it");
+  for (const CorpusEntry& e : corpus) {
+    if (!e.little_endian) {
+      skip(e.file + ": big-endian, this kernel cannot load it");
       continue;
     }
-    if (f[6] != "yes" || f[7] == "0") continue;  // no programs or no .BTF.ext: nothing to load or relocate
-    if (!compare(object, "", t)) {
-      if (!kernel_load(object, "").available) return;
+    if (!e.has_btf_ext || e.programs == 0) continue;  // nothing to load or relocate
+    if (!compare(e.path, "", t)) {
+      if (!kernel_load(e.path, "").available) return;
       continue;
     }
     ++objects;

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -91,18 +90,9 @@ const Tree* tree(std::string& why_not) {
 
 // The corpus's little-endian objects (MANIFEST.tsv; a big-endian one is refused on these kernels).
 std::vector<std::string> corpus_objects() {
-  const std::string dir = corpus_dir();
   std::vector<std::string> out;
-  if (dir.empty()) return out;
-  std::ifstream manifest(dir + "/MANIFEST.tsv");
-  std::string line;
-  for (bool header = true; std::getline(manifest, line); header = false) {
-    if (header || line.empty()) continue;
-    std::vector<std::string> f;
-    std::istringstream in(line);
-    for (std::string field; std::getline(in, field, '\t');) f.push_back(field);
-    if (f.size() > 5 && f[5] == "little") out.push_back(dir + "/" + f[0]);
-  }
+  for (const CorpusEntry& e : corpus_manifest())
+    if (e.little_endian) out.push_back(e.path);
   return out;
 }
 

@@ -157,20 +157,12 @@ struct Prepared {
 // The shared corpus's little-endian objects (MANIFEST.tsv: file, ..., endianness), copied into `dir` under
 // names that say their project (the loader prints base names); none where there is no corpus.
 std::vector<std::string> corpus_objects(const std::string& dir) {
-  const std::string corpus = corpus_dir();
   std::vector<std::string> out;
-  if (corpus.empty()) return out;
-  std::istringstream manifest(read_file(corpus + "/MANIFEST.tsv"));
-  std::string line;
-  std::getline(manifest, line);  // the header
-  while (std::getline(manifest, line)) {
-    std::vector<std::string> fields;
-    std::istringstream in(line);
-    for (std::string f; std::getline(in, f, '\t');) fields.push_back(f);
-    if (fields.size() < 6 || fields[5] != "little") continue;
-    const fs::path file(fields[0]);
+  for (const CorpusEntry& e : corpus_manifest()) {
+    if (!e.little_endian) continue;
+    const fs::path file(e.file);
     const std::string copy = dir + "/corpus-" + file.parent_path().string() + "-" + file.filename().string();
-    fs::copy_file(corpus + "/" + fields[0], copy, fs::copy_options::overwrite_existing);
+    fs::copy_file(e.path, copy, fs::copy_options::overwrite_existing);
     out.push_back(copy);
   }
   return out;

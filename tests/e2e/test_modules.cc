@@ -91,7 +91,7 @@ TEST_CASE("compressed modules and BTF are read as their contents, and a corrupt 
   const std::string base = test_kernel("6.12", why)->vmlinux;
   const RunResult plain = btfslim({"dump", t->plain + "/kernel/fs/configfs/configfs.ko", "--base", base});
   REQUIRE(plain.status == 0);
-  for (const std::string& f : {"fs/configfs/configfs.ko.zst"}) {
+  for (const std::string f : {"fs/configfs/configfs.ko.zst"}) {
     const RunResult r = btfslim({"dump", t->compressed + "/kernel/" + f, "--base", base});
     INFO(f << ": " << r.err);
     CHECK(r.status == 0);

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,18 +22,10 @@ namespace {
 // `rounds` times under `dir` (each copy its own file, as distinct tools' objects are), the largest
 // first; none where the corpus is not here.
 std::vector<std::string> copied_corpus(const TempDir& dir, int rounds, std::string& largest) {
-  const std::string corpus = corpus_dir();
-  if (corpus.empty()) return {};
-  std::ifstream manifest(corpus + "/MANIFEST.tsv");
   std::vector<std::string> originals;
-  std::string line;
-  std::getline(manifest, line);  // the header
-  while (std::getline(manifest, line)) {
-    std::vector<std::string> f;
-    std::istringstream fields(line);
-    for (std::string v; std::getline(fields, v, '\t');) f.push_back(v);
-    if (f.size() >= 10 && f[5] == "little" && f[9] == "ok") originals.push_back(corpus + "/" + f[0]);
-  }
+  for (const CorpusEntry& e : corpus_manifest())
+    if (e.little_endian && e.bpftool_ok) originals.push_back(e.path);
+  if (originals.empty()) return {};
   std::sort(originals.begin(), originals.end(),
             [](const std::string& a, const std::string& b) { return fs::file_size(a) > fs::file_size(b); });
   std::vector<std::string> out;

@@ -1,12 +1,32 @@
 #include "fixtures.h"
+
+#include "btfslim/output.h"
 #include "libbpf_oracle.h"
 
 #include <bpf/btf.h>
 
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 namespace btfslim::test {
+
+std::string captured(const std::function<void(OutputBuffer&)>& fn) {
+  std::FILE* f = std::tmpfile();
+  if (!f) throw std::runtime_error("tmpfile failed");
+  {
+    OutputBuffer out(fileno(f), "tmpfile");
+    fn(out);
+    out.flush();
+  }
+  std::string text;
+  std::rewind(f);
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
 namespace {
 
 int check(int id) {

@@ -1,9 +1,17 @@
 // BTF inputs the tests build themselves with libbpf's btf__add_* (no checked-in blobs).
 #pragma once
 
+#include <functional>
 #include <string>
 
+namespace btfslim {
+class OutputBuffer;
+}
+
 namespace btfslim::test {
+
+// What `fn` writes to an OutputBuffer, through a real file descriptor as the commands write.
+std::string captured(const std::function<void(OutputBuffer&)>& fn);
 
 // Raw BTF with at least one type of every kind 1..19, bitfields, signed and unsigned enums, anonymous
 // members, a function with parameters, a datasec with variables and decl tags on a member and a param.

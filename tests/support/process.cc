@@ -246,6 +246,31 @@ std::string corpus_dir() {
   return "";
 }
 
+std::vector<CorpusEntry> corpus_manifest() {
+  const std::string dir = corpus_dir();
+  std::vector<CorpusEntry> out;
+  if (dir.empty()) return out;
+  std::istringstream manifest(read_file(dir + "/MANIFEST.tsv"));
+  std::string line;
+  std::getline(manifest, line);  // the header
+  while (std::getline(manifest, line)) {
+    std::vector<std::string> f;
+    std::istringstream in(line);
+    for (std::string field; std::getline(in, field, '\t');) f.push_back(field);
+    if (f.size() < 10) continue;
+    CorpusEntry e;
+    e.file = f[0];
+    e.path = dir + "/" + f[0];
+    e.little_endian = f[5] == "little";
+    e.has_btf_ext = f[6] == "yes";
+    e.programs = std::stoul(f[7]);
+    e.relocations = std::stoul(f[8]);
+    e.bpftool_ok = f[9] == "ok";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::optional<OtherKernel> test_kernel(const std::string& series, std::string& why_not) {
   const std::string dir = kernel_dir(series);
   struct stat st {};

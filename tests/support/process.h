@@ -69,6 +69,19 @@ void skip(const std::string& why);
 // use it then skip visibly: a clone elsewhere, without the team's directory beside it).
 std::string corpus_dir();
 
+// A row of the corpus's MANIFEST.tsv (file, repo, commit, path_in_repo, bytes, endianness, has_btf_ext,
+// programs, core_relocations, bpftool_min_core_btf).
+struct CorpusEntry {
+  std::string file;  // as the manifest names it, below corpus_dir()
+  std::string path;  // corpus_dir()/file
+  bool little_endian = false;
+  bool has_btf_ext = false;
+  std::size_t programs = 0, relocations = 0;
+  bool bpftool_ok = false;  // bpftool gen min_core_btf takes it
+};
+// Every row, in the manifest's order; none where there is no corpus.
+std::vector<CorpusEntry> corpus_manifest();
+
 // The running kernel's release (uname -r).
 std::string running_release();
 

@@ -28,6 +28,7 @@
 #include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "process.h"
+#include "text.h"
 
 #include "btfslim/btf.h"
 #include "btfslim/budget.h"
@@ -255,6 +256,32 @@ TEST_CASE("fuzz finding 3: diff of a decl tag with component index INT32_MAX", "
   const auto btf = parsed(raw_of(b.get()));
   const BtfDiff d = diff_btf(*btf, *btf);
   CHECK(d.layout.empty());
+}
+
+TEST_CASE("fuzz finding 7: a diff line cut to the terminal's width ends on a whole character", "[robust]") {
+  // A struct whose name is two-byte characters, resized: its line is longer than the width, and a cut
+  // by bytes left the first byte of a character alone (ill-formed UTF-8 on a terminal).
+  const std::string name = "s\u00df\u00df\u00df\u00df\u00df\u00df\u00df\u00df\u00df\u00df\u00df\u00df";
+  auto made = [&](std::uint32_t size) {
+    BtfPtr b(btf__new_empty());
+    const int i32 = btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED);
+    REQUIRE(btf__add_struct(b.get(), name.c_str(), size) > 0);
+    REQUIRE(btf__add_field(b.get(), "x", i32, 0, 0) == 0);
+    return parsed(raw_of(b.get()));
+  };
+  const auto old_btf = made(4), new_btf = made(8);
+  const BtfDiff d = diff_btf(*old_btf, *new_btf);
+  bool cut_in_name = false;  // some width cuts the line inside the name
+  for (std::size_t columns = 4; columns < 60; ++columns) {
+    DiffPrintOptions o;
+    o.details = true;
+    o.columns = columns;
+    const std::string text = captured([&](OutputBuffer& out) { print_diff(d, o, out); });
+    INFO("COLUMNS=" << columns << "\n" << text);
+    CHECK(not_text(text).empty());
+    cut_in_name = cut_in_name || (text.find(name.substr(0, 3)) != std::string::npos && text.find(name) == std::string::npos);
+  }
+  CHECK(cut_in_name);
 }
 
 // A small BTF with a FWD ([2]) whose type field holds `type` (btf__add_fwd writes 0).

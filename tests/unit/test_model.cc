@@ -86,25 +86,6 @@ std::uint32_t get_u32(const std::string& bytes, std::size_t off) {
   return v;
 }
 
-// What a dump writes, through a real file descriptor as the command does.
-template <typename Fn>
-std::string captured(Fn&& fn) {
-  std::FILE* f = std::tmpfile();
-  REQUIRE(f != nullptr);
-  {
-    OutputBuffer out(fileno(f), "tmpfile");
-    fn(out);
-    out.flush();
-  }
-  std::string text;
-  std::rewind(f);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  return text;
-}
-
 std::string raw_dump(const Btf& btf) {
   return captured([&](OutputBuffer& out) { dump_raw(btf, {}, out); });
 }
