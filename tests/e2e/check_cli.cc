@@ -252,18 +252,16 @@ std::vector<std::string> shown_names(const std::vector<std::string>& paths) {
   return names;
 }
 
-namespace {
-
-// A failing relocation's verdict as the tables print it.
-std::string verdict_of(const json& rec) {
-  const std::string status = rec.value("status", "");
-  if (status == "poisoned" && !rec.value("reachable", true)) return "poisoned (dead code)";
+std::string verdict_of(const json& result) {
+  const std::string status = result.value("status", "");
+  if (status == "poisoned" && !result.value("reachable", true)) return "poisoned (dead code)";
+  // A failure in an optional program or an unused alternative: in lower case, saying which.
+  if (result.contains("excused") && result["excused"].is_string())
+    return status + " (" + result["excused"].get<std::string>() + ")";
   std::string upper = status;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return upper;
 }
-
-}  // namespace
 
 // "3 objects x 1 kernel: 2 fail"; "3 objects x 2 kernels: 2 objects fail (3 of 6 object/kernel pairs)".
 std::string verdict_line(std::size_t objects, std::size_t kernels, std::size_t failing_objects,

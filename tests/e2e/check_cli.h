@@ -49,6 +49,10 @@ struct Matrix {
 Matrix parse_matrix(const std::string& out);
 // Whether `line` holds `pieces` in this order.
 bool holds_in_order(const std::string& line, const std::vector<std::string>& pieces);
+
+// A failing relocation's verdict as the tables print it, from its result on one kernel (or its record
+// folded on one): "POISONED", "poisoned (dead code)", "poisoned (unused alternative)".
+std::string verdict_of(const nlohmann::json& result);
 // How the tables name files whose names differ: by their names alone.
 std::vector<std::string> shown_names(const std::vector<std::string>& paths);
 // "3 objects x 1 kernel: 2 fail"; "3 objects x 2 kernels: 2 objects fail (3 of 6 object/kernel pairs)".

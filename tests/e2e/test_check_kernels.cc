@@ -10,6 +10,7 @@
 // the same run is the reference for what fails where: each relocation's and kernel reference's result
 // per kernel.
 #include "archives.h"
+#include "check_cli.h"
 #include "elf_image.h"
 #include "process.h"
 #include "text.h"
@@ -89,7 +90,7 @@ const Tree* tree(std::string& why_not) {
 }
 
 // The corpus's little-endian objects (MANIFEST.tsv; a big-endian one is refused on these kernels).
-std::vector<std::string> corpus_objects() {
+std::vector<std::string> real_corpus_objects() {
   std::vector<std::string> out;
   for (const CorpusEntry& e : corpus_manifest())
     if (e.little_endian) out.push_back(e.path);
@@ -188,34 +189,13 @@ std::map<std::string, std::vector<Group>> failure_groups(const std::string& out,
   return groups;
 }
 
-bool holds_in_order(const std::string& text, const std::vector<std::string>& pieces) {
-  std::size_t at = 0;
-  for (const auto& p : pieces) {
-    at = text.find(p, at);
-    if (at == std::string::npos) return false;
-    at += p.size();
-  }
-  return true;
-}
-
-// A failing relocation's verdict as the tables print it.
-std::string verdict_of(const json& result) {
-  const std::string status = result.at("status");
-  if (status == "poisoned" && !result.at("reachable").get<bool>()) return "poisoned (dead code)";
-  // A failure in an optional program or an unused alternative: in lower case, saying which.
-  if (!result.at("excused").is_null()) return status + " (" + result.at("excused").get<std::string>() + ")";
-  std::string upper = status;
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return upper;
-}
-
 }  // namespace
 
 TEST_CASE("check at many kernels: columns named by release, and a legend of their files", "[check-kernels]") {
   std::string why;
   const Tree* t = tree(why);
   if (!t) return skip("no btfhub-like tree of real kernels: " + why);
-  const std::vector<std::string> objects = corpus_objects();
+  const std::vector<std::string> objects = real_corpus_objects();
   if (objects.empty()) return skip("no corpus of real objects");
   const std::vector<std::string> names = expected_names(*t);
 
@@ -269,7 +249,7 @@ TEST_CASE("check at many kernels: a failure alike on several kernels is listed o
   std::string why;
   const Tree* t = tree(why);
   if (!t) return skip("no btfhub-like tree of real kernels: " + why);
-  const std::vector<std::string> objects = corpus_objects();
+  const std::vector<std::string> objects = real_corpus_objects();
   if (objects.empty()) return skip("no corpus of real objects");
   const std::vector<std::string> names = expected_names(*t);
 
@@ -370,7 +350,7 @@ TEST_CASE("check at many kernels: the verdict counts failing objects and failing
   std::string why;
   const Tree* t = tree(why);
   if (!t) return skip("no btfhub-like tree of real kernels: " + why);
-  const std::vector<std::string> objects = corpus_objects();
+  const std::vector<std::string> objects = real_corpus_objects();
   if (objects.empty()) return skip("no corpus of real objects");
 
   const json doc = run_json(check_args(*t, objects));
@@ -410,7 +390,7 @@ TEST_CASE("check at many kernels: GitHub annotations, one per object and set of 
   std::string why;
   const Tree* t = tree(why);
   if (!t) return skip("no btfhub-like tree of real kernels: " + why);
-  const std::vector<std::string> objects = corpus_objects();
+  const std::vector<std::string> objects = real_corpus_objects();
   if (objects.empty()) return skip("no corpus of real objects");
   const std::vector<std::string> names = expected_names(*t);
 
