@@ -262,12 +262,13 @@ void run_check(const CheckArgs& args) {
       one.cells[0].push_back(
           check_cell(*one.objects[0], index, names, one.kernel_refs[0], code, false, args.strict, std::move(done)));
       printer->object(one, 0, g);
-      // The cell is the next object's memory, whatever its size (its results are the pool's, resident
-      // anyway). After a large object (spare.h) the object is dropped now and what it freed inside the
-      // heap given back too.
+      // The cell is the next object's memory (its results are the pool's, resident anyway). After a
+      // large object (spare.h) the object and the cell's targets are dropped now, and what they freed
+      // inside the heap given back too.
       done = std::move(one.cells[0][0]);
       if (capacity_bytes(done.results) + capacity_bytes(done.targets) > kSpareBytes) {
         one = {};
+        done.targets = {};
         ::malloc_trim(0);
       }
     }

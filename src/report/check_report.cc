@@ -256,7 +256,7 @@ void digits_before(char* end, std::uint32_t v) {
 // A table's working memory, per relocation, question and shape: kept from object to object, so that
 // hundreds of objects lay out their tables in the memory of the largest.
 struct TableScratch {
-  std::vector<std::uint32_t> program_of, insn_of, shape_of;  // per relocation
+  std::vector<std::uint32_t> shape_of;  // per relocation
   std::vector<std::uint32_t> recent;                         // per question
   std::vector<Shape> shapes;
   std::vector<std::uint32_t> first_row, shape_at;  // per shape
@@ -271,7 +271,7 @@ struct TableScratch {
 
   // Kept for the next object unless a large object's (spare.h): given back, it leaves the resident set.
   void keep_or_give_back() {
-    const std::size_t bytes = capacity_bytes(program_of) + capacity_bytes(insn_of) + capacity_bytes(shape_of) +
+    const std::size_t bytes = capacity_bytes(shape_of) +
                               capacity_bytes(recent) + capacity_bytes(shapes) + capacity_bytes(first_row) +
                               capacity_bytes(shape_at) + (program_ids.size() + shape_ids.size()) * 64 +
                               laid_out.capacity() + program_text.capacity() + lead_text.capacity() +
@@ -292,6 +292,38 @@ std::pair<std::uint32_t, std::uint32_t> append_text(std::string& text, std::stri
   return {at, static_cast<std::uint32_t>(s.size())};
 }
 
+// Where a table's rows are, relocation after relocation: their program's number and the instruction's
+// index in it. Relocations come a function at a time; one in the same function as the last is not
+// looked up (move_to says when one is, and the caller numbers its program with named()).
+class RowPlace {
+ public:
+  explicit RowPlace(const BpfObject& obj) : obj_(obj) {}
+  // True when `r` is in another function than the last: name() is then its program, to be named().
+  bool move_to(const CoreRelocation& r) {
+    if (last_ && r.section == section_ && r.insn_off >= last_->offset &&
+        r.insn_off < last_->offset + std::max<std::uint64_t>(last_->size, kInsnSize)) {
+      insn_ = static_cast<std::uint32_t>((r.insn_off - last_->offset) / kInsnSize);
+      return false;
+    }
+    const Where w = where(obj_, r);
+    name_ = w.program;
+    insn_ = static_cast<std::uint32_t>(w.insn_idx);  // an offset in 32 bits, over 8
+    last_ = obj_.function_of(r);
+    section_ = r.section;
+    return true;
+  }
+  std::string_view name() const { return name_; }
+  void named(std::uint32_t program) { program_ = program; }
+  std::uint32_t program() const { return program_; }
+  std::uint32_t insn() const { return insn_; }
+
+ private:
+  const BpfObject& obj_;
+  const BpfFunction* last_ = nullptr;
+  std::uint32_t section_ = 0, program_ = 0, insn_ = 0;
+  std::string_view name_;
+};
+
 // Object `o` of `run` on its one target, every relocation a row (only the failing ones with
 // `failures_only`); `shown` is the object's name in the report.
 void table_object(const CheckRun& run, std::size_t o, const std::string& shown, const std::string& kernel,
@@ -307,15 +339,13 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       out.put('\n');
       return;
     }
-    // Each listed row's program, instruction and shape; programs are named once each. Relocations
-    // come a function at a time: one in the same function as the last one is not looked up.
+    // Each listed row's shape; programs are named once each. A row's program and instruction are
+    // found again when it is printed (RowPlace) rather than kept: an agent's would be 8 bytes a row.
     const auto relos = obj.relocations();
     const ProgramOutcomes outcomes = program_outcomes(run, o, 0);
     constexpr std::uint32_t kNotListed = UINT32_MAX;
-    auto& [program_of, insn_of, shape_of, recent, shapes, first_row, shape_at, program_ids, shape_ids, laid_out,
-           program_text, lead_text, accessor_text, program_span, lead_span, accessor_span] = scratch;
-    program_of.assign(relos.size(), 0);
-    insn_of.assign(relos.size(), 0);
+    auto& [shape_of, recent, shapes, first_row, shape_at, program_ids, shape_ids, laid_out, program_text, lead_text,
+           accessor_text, program_span, lead_span, accessor_span] = scratch;
     shape_of.assign(relos.size(), kNotListed);
     program_text.clear(), program_span.clear();
     // Captured by name: clang 14 cannot capture a structured binding.
@@ -327,27 +357,17 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
     // The shape last seen for each question, tried before the map: a question's rows mostly share one.
     recent.assign(obj.question_count(), kNotListed);
     std::size_t pw = 7;
-    const BpfFunction* last = nullptr;
-    std::uint32_t last_section = 0, last_program = 0;
+    RowPlace place(obj);
     for (std::size_t i = 0; i < relos.size(); ++i) {
       const CoreRelocation& r = relos[i];
-      if (last && r.section == last_section && r.insn_off >= last->offset &&
-          r.insn_off < last->offset + std::max<std::uint64_t>(last->size, kInsnSize)) {
-        program_of[i] = last_program;
-        insn_of[i] = static_cast<std::uint32_t>((r.insn_off - last->offset) / kInsnSize);
-      } else {
-        const Where w = where(obj, r);
-        auto [p, new_program] = program_ids.try_emplace(w.program, static_cast<std::uint32_t>(program_span.size()));
+      if (place.move_to(r)) {
+        auto [p, new_program] = program_ids.try_emplace(place.name(), static_cast<std::uint32_t>(program_span.size()));
         if (new_program) program_span.push_back(append_text(program_text, escape(p->first)));
-        program_of[i] = p->second;
-        insn_of[i] = static_cast<std::uint32_t>(w.insn_idx);  // an offset in 32 bits, over 8
-        last = obj.function_of(r);
-        last_section = r.section;
-        last_program = p->second;
+        place.named(p->second);
       }
       const CoreResult& result = cell.results[i];
       if (failures_only && !relocation_fails(run, result, cell.dead[i])) continue;
-      pw = std::max(pw, program(program_of[i]).size());
+      pw = std::max(pw, program(place.program()).size());
       Shape s;
       s.question = r.question;
       s.value = result.value;
@@ -424,7 +444,9 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       lead_span.emplace_back(at, static_cast<std::uint32_t>(lead_text.size() - at));
     }
     bool header = false;
+    RowPlace again(obj);
     for (std::size_t i = 0; i < relos.size(); ++i) {
+      if (again.move_to(relos[i])) again.named(program_ids.find(again.name())->second);
       if (shape_of[i] == kNotListed) continue;
       if (!header) {
         std::string head = "  ";
@@ -439,7 +461,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       }
       // The row laid out in place at the end of the output buffer: no call into the formatter or the
       // buffer per cell, for tables of tens of thousands of rows.
-      const std::string_view row_lead = text_at(lead_text, lead_span[program_of[i]]);
+      const std::string_view row_lead = text_at(lead_text, lead_span[again.program()]);
       const std::string_view tail(laid_out.data() + shape_at[shape_of[i]], shape_at[shape_of[i] + 1] - shape_at[shape_of[i]]);
       fmt::memory_buffer& buf = out.buffer();
       const std::size_t at = buf.size();
@@ -448,7 +470,7 @@ void table_object(const CheckRun& run, std::size_t o, const std::string& shown, 
       std::memcpy(p, row_lead.data(), row_lead.size());
       p += row_lead.size();
       // Right-aligned in five columns, or longer.
-      if (const std::uint32_t insn = insn_of[i]; insn < 100000) {
+      if (const std::uint32_t insn = again.insn(); insn < 100000) {
         digits_before(p, insn);
       } else {
         p = std::to_chars(p - 5, p + 10, insn).ptr;
