@@ -120,6 +120,12 @@ class BpfObject {
   // How many questions the relocations ask (CoreRelocation::question is below this).
   std::uint32_t question_count() const { return question_count_; }
 
+  // Whether another record names `r`'s instruction too. clang writes one record an instruction; a
+  // mutated or hand-made object may not, and libbpf patches such an instruction record after record,
+  // each later one meeting it as the ones before left it (resolve.cc follows).
+  bool shares_insn(const CoreRelocation& r) const;
+  bool shares_insns() const { return !shared_insns_.empty(); }
+
   std::string_view access(const CoreRelocation& r) const { return btf_->str(r.access_off); }
   // The function holding the relocated instruction, or nullptr.
   const BpfFunction* function_of(const CoreRelocation& r) const;
@@ -145,6 +151,7 @@ class BpfObject {
   // From the local types relocations ask candidates for, each once, in first-asked order.
   void read_root_names(std::span<const TypeId> roots);
   void number_questions();
+  void find_shared_insns();
 
   std::string path_;
   std::shared_ptr<const ElfFile> elf_;  // the mapped file and ELF the spans point into
@@ -155,6 +162,7 @@ class BpfObject {
   std::vector<ProgramSection> sections_;
   std::vector<CoreRelocation> relocations_;
   std::uint32_t question_count_ = 0;
+  std::vector<std::uint64_t> shared_insns_;  // section << 32 | insn_off, sorted; mostly none
   std::size_t relocation_count_ = 0;
   std::unique_ptr<char[]> root_name_bytes_;  // root_names_ point here
   std::vector<RootName> root_names_;

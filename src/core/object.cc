@@ -67,7 +67,10 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Readin
     obj->has_ext_ = true;
     obj->read_ext(*ext, *elf, reading);
     file->release(*ext);  // its records are copied: an agent's is megabytes of line info
-    if (reading != Reading::Asked) obj->number_questions();
+    if (reading != Reading::Asked) {
+      obj->number_questions();
+      obj->find_shared_insns();
+    }
   }
   return obj;
 }
@@ -91,6 +94,30 @@ void BpfObject::number_questions() {
     if (fresh) ++question_count_;
     r.question = it->second;
   }
+}
+
+void BpfObject::find_shared_insns() {
+  // Records follow the code, each section's in rising order: one at or before the last of its section
+  // is the only way two can share an instruction, and only then are they counted.
+  std::vector<std::uint32_t> last(sections_.size());
+  std::vector<bool> seen(sections_.size());
+  const bool rising = std::all_of(relocations_.begin(), relocations_.end(), [&](const CoreRelocation& r) {
+    if (r.section >= last.size() || (seen[r.section] && r.insn_off <= last[r.section])) return false;
+    seen[r.section] = true;
+    last[r.section] = r.insn_off;
+    return true;
+  });
+  if (rising) return;
+  std::unordered_map<std::uint64_t, std::uint32_t> records;
+  for (const CoreRelocation& r : relocations_) ++records[std::uint64_t{r.section} << 32 | r.insn_off];
+  for (const auto& [insn, n] : records)
+    if (n > 1) shared_insns_.push_back(insn);
+  std::sort(shared_insns_.begin(), shared_insns_.end());
+}
+
+bool BpfObject::shares_insn(const CoreRelocation& r) const {
+  return !shared_insns_.empty() &&
+         std::binary_search(shared_insns_.begin(), shared_insns_.end(), std::uint64_t{r.section} << 32 | r.insn_off);
 }
 
 void BpfObject::read_root_names(std::span<const TypeId> roots) {

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <climits>
@@ -525,15 +526,94 @@ void walk_answers(const BpfObject& object, const CandidateIndex& index, AnswerLo
   }
 }
 
+void write_insn(std::uint8_t* p, const Insn& i, bool little_endian) {
+  const bool swapped = little_endian != (std::endian::native == std::endian::little);
+  p[0] = i.code;
+  p[1] = static_cast<std::uint8_t>(little_endian ? (i.dst & 0x0f) | i.src << 4 : i.dst << 4 | (i.src & 0x0f));
+  const auto off = static_cast<std::uint16_t>(i.off);
+  const auto imm = static_cast<std::uint32_t>(i.imm);
+  const std::uint16_t off_bytes = swapped ? __builtin_bswap16(off) : off;
+  const std::uint32_t imm_bytes = swapped ? __builtin_bswap32(imm) : imm;
+  std::memcpy(p + 2, &off_bytes, sizeof off_bytes);
+  std::memcpy(p + 4, &imm_bytes, sizeof imm_bytes);
+}
+
+// The instructions more than one record names (BpfObject::shares_insn), as the records before have
+// patched them: libbpf's bpf_core_patch_insn writes each result into the program's copy of its code,
+// so a later record's check of the immediate, offset or opcode meets the earlier one's value.
+class PatchedInsns {
+ public:
+  explicit PatchedInsns(const BpfObject& object) : object_(object) {}
+  // The instruction of `r` (and the one after, for a 64-bit load) as the records before left it, and
+  // how many bytes of the section there are from it: the code itself, unless it is shared.
+  std::span<const std::uint8_t> at(const CoreRelocation& r) {
+    const std::span<const std::uint8_t> code = object_.sections()[r.section].insns.subspan(r.insn_off);
+    if (!object_.shares_insns() || !object_.shares_insn(r)) return code;
+    auto [it, fresh] = insns_.try_emplace(std::uint64_t{r.section} << 32 | r.insn_off);
+    if (fresh) std::memcpy(it->second.data(), code.data(), std::min(code.size(), it->second.size()));
+    return {it->second.data(), std::min(code.size(), it->second.size())};
+  }
+  // What libbpf writes for `result` into `r`'s instruction, when another record comes to it later.
+  void patched(const CoreRelocation& r, const CoreResult& result) {
+    if (!object_.shares_insns()) return;
+    const auto it = insns_.find(std::uint64_t{r.section} << 32 | r.insn_off);
+    if (it == insns_.end()) return;
+    const bool le = !object_.btf().big_endian();
+    std::uint8_t* p = it->second.data();
+    const std::size_t left = std::min(object_.sections()[r.section].insns.size() - r.insn_off, it->second.size());
+    Insn insn = read_insn(p, le);
+    constexpr std::uint8_t kLdImm64 = 0x18;
+    if (result.status == CoreStatus::Poisoned) {
+      // bpf_core_poison_insn: a call of helper 0xbad2310, both halves of a 64-bit load.
+      const Insn poison{0x85, 0, 0, 0, 0xbad2310};
+      if (insn.code == kLdImm64 && left >= 16) write_insn(p + 8, poison, le);
+      write_insn(p, poison, le);
+      return;
+    }
+    if (result.status != CoreStatus::Ok) return;  // libbpf stops the load there
+    switch (insn.code & 0x07) {
+      case 0x04:  // ALU
+      case 0x07:  // ALU64
+        insn.imm = static_cast<std::int32_t>(result.value);
+        break;
+      case 0x01:  // LDX
+      case 0x02:  // ST
+      case 0x03:  // STX
+        insn.off = static_cast<std::int16_t>(result.value);
+        if (result.target_size != 0) {
+          const std::uint8_t size = result.target_size == 8 ? 0x18 : result.target_size == 4 ? 0x00
+                                    : result.target_size == 2 ? 0x08 : 0x10;
+          insn.code = static_cast<std::uint8_t>((insn.code & 0xe7) | size);
+        }
+        break;
+      case 0x00: {  // a 64-bit load: the value's halves
+        insn.imm = static_cast<std::int32_t>(static_cast<std::uint32_t>(result.value));
+        Insn next = read_insn(p + 8, le);
+        next.imm = static_cast<std::int32_t>(static_cast<std::uint32_t>(result.value >> 32));
+        write_insn(p + 8, next, le);
+        break;
+      }
+      default:
+        return;
+    }
+    write_insn(p, insn, le);
+  }
+
+ private:
+  const BpfObject& object_;
+  std::unordered_map<std::uint64_t, std::array<std::uint8_t, 16>> insns_;
+};
+
 // What answer `a` makes of relocation `r`: its instruction judged, unless the answer is final.
-CoreResult result_of(const BpfObject& object, const CoreRelocation& r, const Answer& a) {
+CoreResult result_of(const BpfObject& object, const CoreRelocation& r, const Answer& a, PatchedInsns& code) {
   if (a.final) return a.result;
   CoreResult out;
-  const ProgramSection& section = object.sections()[r.section];
-  judge_patch(a.calc, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off, !object.btf().big_endian(),
-              out);
+  const std::span<const std::uint8_t> insn = code.at(r);
+  judge_patch(a.calc, insn.data(), insn.size(), !object.btf().big_endian(), out);
   out.matches = a.result.matches;
-  if (!a.matched) out.reason = a.result.reason;
+  // A miss says why nothing matched, unless the instruction fails the load first: then that is why.
+  if (!a.matched && out.status != CoreStatus::Error) out.reason = a.result.reason;
+  code.patched(r, out);
   return out;
 }
 
@@ -566,6 +646,7 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
   };
   const auto relocations = object.relocations();
   constexpr std::size_t kAhead = 16;
+  PatchedInsns code(object);
   walk_answers(object, index, log, [&](std::size_t i, const Answer& a) {
     const CoreRelocation& r = relocations[i];
     if (r.section != code_section) {
@@ -579,7 +660,7 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
     // apart, and each is otherwise a wait for memory.
     if (i + kAhead < relocations.size() && relocations[i + kAhead].section == r.section)
       __builtin_prefetch(object.sections()[r.section].insns.data() + relocations[i + kAhead].insn_off);
-    CoreResult result = result_of(object, r, a);
+    CoreResult result = result_of(object, r, a, code);
     if (along && result.status == CoreStatus::Poisoned) along->start();
     each(i, std::move(result));
     return true;
@@ -612,12 +693,15 @@ void resolve_changed(const BpfObject& object, const CandidateIndex& index, const
                      const std::function<bool(std::size_t, CoreResult&&)>& each) {
   const auto relocations = object.relocations();
   const bool logged = earlier.of.size() == relocations.size();  // else not this object's: all handed on
+  PatchedInsns code(object);
   walk_answers(object, index, nullptr, [&](std::size_t i, const Answer& a) {
-    if (logged && !a.final && relocations[i].kind != static_cast<std::uint32_t>(RelocKind::TypeIdTarget)) {
+    // An instruction records share is as the ones before left it, which may have changed: judged anew.
+    if (logged && !a.final && relocations[i].kind != static_cast<std::uint32_t>(RelocKind::TypeIdTarget) &&
+        !object.shares_insn(relocations[i])) {
       const AnswerLog::Entry& before = earlier.entries[earlier.of[i]];
       if (!before.final && same_patch(a.calc, before.calc)) return true;
     }
-    return each(i, result_of(object, relocations[i], a));
+    return each(i, result_of(object, relocations[i], a, code));
   });
 }
 

@@ -140,6 +140,26 @@ TEST_CASE("check agrees with libbpf on the trace programs against the running ke
   report(differences, trace_objects().size());
 }
 
+// Calls `each(section, record)` for every CO-RE record of the object `image` (the bytes of `original`),
+// `record` its offset in `image`: for a test to rewrite records in place.
+template <typename Each>
+void for_each_core_record(std::string& image, const std::string& original, Each&& each) {
+  // .BTF.ext: the header's core_relo offset (at 24) past its length (at 4), then the record size and the
+  // blocks (section name, count, records of insn_off, type_id, access_str_off, kind).
+  const SectionPlace ext = elf_section(image, ".BTF.ext");
+  const BtfPtr btf = parse_btf(original);
+  std::size_t at = ext.offset + get_u32(image, ext.offset + 4) + get_u32(image, ext.offset + 24);
+  const std::uint32_t record_size = get_u32(image, at);
+  at += 4;
+  while (at < ext.offset + ext.size) {
+    const std::string section = btf__name_by_offset(btf.get(), get_u32(image, at));
+    const std::uint32_t count = get_u32(image, at + 4);
+    at += 8;
+    for (std::uint32_t i = 0; i < count; ++i) each(section, at + std::size_t{i} * record_size);
+    at += std::size_t{count} * record_size;
+  }
+}
+
 TEST_CASE("check agrees with libbpf where a local_type_id record points at the second half of a 64-bit load",
           "[check]") {
   // Found by fuzz_core_libbpf (fuzz/corpus/core_libbpf/local-type-id-on-ldimm64-half): libbpf patches the
@@ -148,27 +168,12 @@ TEST_CASE("check agrees with libbpf where a local_type_id record points at the s
   if (const std::string why = bpf_unavailable_reason(); !why.empty()) return skip(why);
   const std::string original = test_object("core_types");
   std::string image = read_file(original);
-  // .BTF.ext: the header's core_relo offset (at 24) past its length (at 4), then the record size and the
-  // blocks (section name, count, records of insn_off, type_id, access_str_off, kind).
-  const SectionPlace ext = elf_section(image, ".BTF.ext");
-  const BtfPtr btf = parse_btf(original);
-  std::size_t at = ext.offset + get_u32(image, ext.offset + 4) + get_u32(image, ext.offset + 24);
-  const std::uint32_t record_size = get_u32(image, at);
-  at += 4;
   bool patched = false;
-  while (!patched && at < ext.offset + ext.size) {
-    const std::string section = btf__name_by_offset(btf.get(), get_u32(image, at));
-    const std::uint32_t count = get_u32(image, at + 4);
-    at += 8;
-    if (section == "raw_tp/sys_exit") {
-      for (std::uint32_t i = 0; i < count && !patched; ++i)
-        if (get_u32(image, at + i * record_size + 12) == 6) {  // BPF_CORE_TYPE_ID_LOCAL
-          put_u32(image, at + i * record_size, 8);  // the first instruction is a 64-bit load: its second half
-          patched = true;
-        }
-    }
-    at += std::size_t{count} * record_size;
-  }
+  for_each_core_record(image, original, [&](const std::string& section, std::size_t record) {
+    if (patched || section != "raw_tp/sys_exit" || get_u32(image, record + 12) != 6) return;  // BPF_CORE_TYPE_ID_LOCAL
+    put_u32(image, record, 8);  // the first instruction is a 64-bit load: its second half
+    patched = true;
+  });
   REQUIRE(patched);
   const TempDir dir;
   const std::string object = dir.file("core_types.ldimm64-half.bpf.o");
@@ -179,6 +184,59 @@ TEST_CASE("check agrees with libbpf where a local_type_id record points at the s
   const RunResult r = btfslim({"check", object, "--btf", core_target("moved")});
   CHECK(r.status == 1);
   CHECK_THAT(r.out, Contains("the relocated instruction is not a 64-bit immediate load"));
+}
+
+TEST_CASE("check agrees with libbpf where two records name one instruction", "[check]") {
+  // Found by fuzz_core_libbpf (fuzz/corpus/core_libbpf/two-records-one-insn): libbpf writes each result
+  // into the instruction before the next record comes to it, so a second record checks the value the
+  // first wrote, not the compiler's. btfslim judged every record on the code as compiled. Here the
+  // second record of each section is moved onto the first one's instruction: field existence, byte
+  // offsets, sizes and enum values, on targets where they move, vanish or stay.
+  if (const std::string why = bpf_unavailable_reason(); !why.empty()) return skip(why);
+  std::vector<std::string> targets = {core_target("moved"), core_target("missing"), core_target("errors")};
+  if (const std::string vmlinux = running_vmlinux(); !vmlinux.empty()) targets.push_back(vmlinux);
+  const TempDir dir;
+  std::vector<std::string> differences;
+  std::size_t runs = 0;
+  for (const char* name : {"core_fields", "core_enums", "core_types"}) {
+    const std::string original = test_object(name);
+    std::string image = read_file(original);
+    std::map<std::string, std::size_t> first;  // by section: its first record
+    std::size_t moved = 0;
+    for_each_core_record(image, original, [&](const std::string& section, std::size_t record) {
+      const auto [it, fresh] = first.try_emplace(section, record);
+      if (fresh || it->second == SIZE_MAX) return;
+      put_u32(image, record, get_u32(image, it->second));
+      it->second = SIZE_MAX;  // one record moved a section
+      ++moved;
+    });
+    REQUIRE(moved > 0);
+    const std::string object = dir.file(std::string(name) + ".shared-insn.bpf.o");
+    write_file(object, image);
+    for (const std::string& target : targets) {
+      compare(object, target, differences);
+      ++runs;
+    }
+  }
+  report(differences, runs);
+  // The finding itself: existence checked on a kernel without the struct. The first record writes 0 where
+  // the compiler wrote 1, and the second, expecting 1, fails the load.
+  std::string image = read_file(test_object("core_fields"));
+  std::size_t first = SIZE_MAX;
+  for_each_core_record(image, test_object("core_fields"), [&](const std::string& section, std::size_t record) {
+    if (section != "tp/sched/sched_process_exec") return;
+    if (first == SIZE_MAX) {
+      first = record;
+    } else if (first != 0) {
+      put_u32(image, record, get_u32(image, first));
+      first = 0;
+    }
+  });
+  const std::string object = dir.file("core_fields.existence.bpf.o");
+  write_file(object, image);
+  const RunResult r = btfslim({"check", object, "--btf", core_target("errors")});  // no struct existence
+  CHECK(r.status == 1);
+  CHECK_THAT(r.out, Contains("unexpected instruction value: got 0, expected 1"));
 }
 
 TEST_CASE("check exits 0 when libbpf patches everything, 1 when it poisons or fails anything", "[check]") {
