@@ -150,8 +150,10 @@ class BpfObject {
   void read_ext(std::span<const std::uint8_t> ext, const ElfFile& elf, Reading reading);
   // From the local types relocations ask candidates for, each once, in first-asked order.
   void read_root_names(std::span<const TypeId> roots);
-  void number_questions();
-  void find_shared_insns();
+  // Numbers the questions; says whether each section's records rise (no two can share an instruction).
+  bool number_questions();
+  // Which instructions more than one record names, unless `rising`.
+  void find_shared_insns(bool rising);
 
   std::string path_;
   std::shared_ptr<const ElfFile> elf_;  // the mapped file and ELF the spans point into

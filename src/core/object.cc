@@ -67,17 +67,14 @@ std::unique_ptr<const BpfObject> BpfObject::open(const std::string& path, Readin
     obj->has_ext_ = true;
     obj->read_ext(*ext, *elf, reading);
     file->release(*ext);  // its records are copied: an agent's is megabytes of line info
-    if (reading != Reading::Asked) {
-      obj->number_questions();
-      obj->find_shared_insns();
-    }
+    if (reading != Reading::Asked) obj->find_shared_insns(obj->number_questions());
   }
   return obj;
 }
 
 BpfObject::~BpfObject() { Spare<std::vector<CoreRelocation>>::give(std::move(relocations_)); }
 
-void BpfObject::number_questions() {
+bool BpfObject::number_questions() {
   struct Question {
     std::uint32_t local_type, access_off, kind;
     bool operator==(const Question&) const = default;
@@ -89,24 +86,24 @@ void BpfObject::number_questions() {
   };
   std::unordered_map<Question, std::uint32_t, Hash> numbers;
   numbers.reserve(relocations_.size() / 8);  // an agent asks each question some tens of times
+  // Records follow the code, each section's in rising order: only where one is at or before the last
+  // of its section can two share an instruction. Each section's last, plus one (0: none yet).
+  std::vector<std::uint32_t> after(sections_.size());
+  bool rising = true;
   for (CoreRelocation& r : relocations_) {
     const auto [it, fresh] = numbers.try_emplace(Question{r.local_type, r.access_off, r.kind}, question_count_);
     if (fresh) ++question_count_;
     r.question = it->second;
+    if (r.section >= after.size() || r.insn_off < after[r.section]) {
+      rising = false;
+    } else {
+      after[r.section] = r.insn_off + 1;
+    }
   }
+  return rising;
 }
 
-void BpfObject::find_shared_insns() {
-  // Records follow the code, each section's in rising order: one at or before the last of its section
-  // is the only way two can share an instruction, and only then are they counted.
-  std::vector<std::uint32_t> last(sections_.size());
-  std::vector<bool> seen(sections_.size());
-  const bool rising = std::all_of(relocations_.begin(), relocations_.end(), [&](const CoreRelocation& r) {
-    if (r.section >= last.size() || (seen[r.section] && r.insn_off <= last[r.section])) return false;
-    seen[r.section] = true;
-    last[r.section] = r.insn_off;
-    return true;
-  });
+void BpfObject::find_shared_insns(bool rising) {
   if (rising) return;
   std::unordered_map<std::uint64_t, std::uint32_t> records;
   for (const CoreRelocation& r : relocations_) ++records[std::uint64_t{r.section} << 32 | r.insn_off];

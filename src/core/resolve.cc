@@ -25,6 +25,7 @@
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -544,18 +545,16 @@ void write_insn(std::uint8_t* p, const Insn& i, bool little_endian) {
 class PatchedInsns {
  public:
   explicit PatchedInsns(const BpfObject& object) : object_(object) {}
-  // The instruction of `r` (and the one after, for a 64-bit load) as the records before left it, and
-  // how many bytes of the section there are from it: the code itself, unless it is shared.
+  // The instruction of a shared `r` (and the one after, for a 64-bit load) as the records before left
+  // it, and how many bytes of the section there are from it.
   std::span<const std::uint8_t> at(const CoreRelocation& r) {
     const std::span<const std::uint8_t> code = object_.sections()[r.section].insns.subspan(r.insn_off);
-    if (!object_.shares_insns() || !object_.shares_insn(r)) return code;
     auto [it, fresh] = insns_.try_emplace(std::uint64_t{r.section} << 32 | r.insn_off);
     if (fresh) std::memcpy(it->second.data(), code.data(), std::min(code.size(), it->second.size()));
     return {it->second.data(), std::min(code.size(), it->second.size())};
   }
   // What libbpf writes for `result` into `r`'s instruction, when another record comes to it later.
   void patched(const CoreRelocation& r, const CoreResult& result) {
-    if (!object_.shares_insns()) return;
     const auto it = insns_.find(std::uint64_t{r.section} << 32 | r.insn_off);
     if (it == insns_.end()) return;
     const bool le = !object_.btf().big_endian();
@@ -604,16 +603,28 @@ class PatchedInsns {
   std::unordered_map<std::uint64_t, std::array<std::uint8_t, 16>> insns_;
 };
 
-// What answer `a` makes of relocation `r`: its instruction judged, unless the answer is final.
-CoreResult result_of(const BpfObject& object, const CoreRelocation& r, const Answer& a, PatchedInsns& code) {
+// What answer `a` makes of relocation `r` whose instruction is at `insn` (with `left` bytes of the
+// section from there): the instruction judged, unless the answer is final.
+CoreResult result_of(const BpfObject& object, const Answer& a, const std::uint8_t* insn, std::size_t left) {
   if (a.final) return a.result;
   CoreResult out;
-  const std::span<const std::uint8_t> insn = code.at(r);
-  judge_patch(a.calc, insn.data(), insn.size(), !object.btf().big_endian(), out);
+  judge_patch(a.calc, insn, left, !object.btf().big_endian(), out);
   out.matches = a.result.matches;
   // A miss says why nothing matched, unless the instruction fails the load first: then that is why.
   if (!a.matched && out.status != CoreStatus::Error) out.reason = a.result.reason;
-  code.patched(r, out);
+  return out;
+}
+
+// The same for any relocation of the object: on the code, or where records share its instruction
+// (`shared`, made only for an object that has such), as the records before left it.
+CoreResult result_of(const BpfObject& object, const CoreRelocation& r, const Answer& a, PatchedInsns* shared) {
+  if (!shared || !object.shares_insn(r)) {
+    const ProgramSection& section = object.sections()[r.section];
+    return result_of(object, a, section.insns.data() + r.insn_off, section.insns.size() - r.insn_off);
+  }
+  const std::span<const std::uint8_t> insn = shared->at(r);
+  CoreResult out = result_of(object, a, insn.data(), insn.size());
+  shared->patched(r, out);
   return out;
 }
 
@@ -646,7 +657,8 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
   };
   const auto relocations = object.relocations();
   constexpr std::size_t kAhead = 16;
-  PatchedInsns code(object);
+  std::optional<PatchedInsns> shared;
+  if (object.shares_insns()) shared.emplace(object);
   walk_answers(object, index, log, [&](std::size_t i, const Answer& a) {
     const CoreRelocation& r = relocations[i];
     if (r.section != code_section) {
@@ -660,7 +672,7 @@ void resolve(const BpfObject& object, const CandidateIndex& index, AnswerLog* lo
     // apart, and each is otherwise a wait for memory.
     if (i + kAhead < relocations.size() && relocations[i + kAhead].section == r.section)
       __builtin_prefetch(object.sections()[r.section].insns.data() + relocations[i + kAhead].insn_off);
-    CoreResult result = result_of(object, r, a, code);
+    CoreResult result = result_of(object, r, a, shared ? &*shared : nullptr);
     if (along && result.status == CoreStatus::Poisoned) along->start();
     each(i, std::move(result));
     return true;
@@ -693,7 +705,8 @@ void resolve_changed(const BpfObject& object, const CandidateIndex& index, const
                      const std::function<bool(std::size_t, CoreResult&&)>& each) {
   const auto relocations = object.relocations();
   const bool logged = earlier.of.size() == relocations.size();  // else not this object's: all handed on
-  PatchedInsns code(object);
+  std::optional<PatchedInsns> shared;
+  if (object.shares_insns()) shared.emplace(object);
   walk_answers(object, index, nullptr, [&](std::size_t i, const Answer& a) {
     // An instruction records share is as the ones before left it, which may have changed: judged anew.
     if (logged && !a.final && relocations[i].kind != static_cast<std::uint32_t>(RelocKind::TypeIdTarget) &&
@@ -701,7 +714,7 @@ void resolve_changed(const BpfObject& object, const CandidateIndex& index, const
       const AnswerLog::Entry& before = earlier.entries[earlier.of[i]];
       if (!before.final && same_patch(a.calc, before.calc)) return true;
     }
-    return each(i, result_of(object, relocations[i], a, code));
+    return each(i, result_of(object, relocations[i], a, shared ? &*shared : nullptr));
   });
 }
 
