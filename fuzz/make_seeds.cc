@@ -42,17 +42,8 @@ struct Free {
 };
 using BtfPtr = std::unique_ptr<struct btf, Free>;
 
-int added(int id) {
-  if (id < 0) throw std::runtime_error("btf__add_* failed: " + std::to_string(id));
-  return id;
-}
-
-std::string raw_of(struct btf* b) {
-  __u32 size = 0;
-  const void* data = btf__raw_data(b, &size);
-  if (!data) throw std::runtime_error("btf__raw_data failed");
-  return std::string(static_cast<const char*>(data), size);
-}
+using btfslim::test::added;
+using btfslim::test::raw_bytes;
 
 // Reference loops are legal to encode and each reader must survive them; C cannot express them, so
 // these are also what `dump -f c` must refuse: a struct holding itself by value, a typedef/const
@@ -74,7 +65,7 @@ std::string loops_btf() {
   added(btf__add_field(t, "next", 9, 0, 0));
   added(btf__add_field(t, "val", i32, 64, 0));
   added(btf__add_ptr(t, list));                                         // 9
-  return raw_of(t);
+  return raw_bytes(t);
 }
 
 // A split BTF on the fixtures' base with a record of most kinds, referring to base types and strings.
@@ -107,7 +98,7 @@ std::string split_kinds_btf() {
   added(btf__add_float(s, "double", 8));
   added(btf__add_enum64(s, "mod_big", 8, true));
   added(btf__add_enum64_value(s, "MOD_HUGE", 0x100000000ULL));
-  return raw_of(s);
+  return raw_bytes(s);
 }
 
 std::vector<std::string> written;

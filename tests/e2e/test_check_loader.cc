@@ -10,6 +10,7 @@
 // everything against BTF (it names no extern, attach target or struct_ops); the case then holds `check` to
 // libbpf's resolution only ("BTF passed") and says so on a visible line. Where bpf() is not permitted, or
 // the build had no running kernel BTF to compile the programs against, the tests skip visibly.
+#include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "process.h"
 #include "text.h"
@@ -443,12 +444,9 @@ TEST_CASE("kfuncs and attach targets a module has are found in its BTF, as libbp
   REQUIRE(proto > 0);
   REQUIRE(btf__add_func(module.get(), "bpf_btfslim_absent_kfunc", BTF_FUNC_GLOBAL, proto) > 0);
   REQUIRE(btf__add_func(module.get(), "btfslim_module_function", BTF_FUNC_GLOBAL, proto) > 0);
-  std::uint32_t size = 0;
-  const void* raw = btf__raw_data(module.get(), &size);
-  REQUIRE(raw != nullptr);
   TempDir dir;
   const std::string path = dir.file("btfslim_module.btf");
-  write_file(path, std::string(static_cast<const char*>(raw), size));
+  write_file(path, raw_bytes(module.get()));
 
   const Ours ours = check(object, {"--base", vmlinux, "--btf", path});
   CHECK(status_of(ours, "kfunc", "bpf_btfslim_absent_kfunc") == "ok");

@@ -35,19 +35,6 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
 
-int check_id(int id) {
-  if (id < 0) throw std::runtime_error("btf__add_* failed: " + std::to_string(id));
-  return id;
-}
-
-std::string raw_of(struct btf* b, bool big_endian = false) {
-  if (big_endian) btf__set_endianness(b, BTF_BIG_ENDIAN);
-  __u32 size = 0;
-  const void* data = btf__raw_data(b, &size);
-  if (!data) throw std::runtime_error("btf__raw_data failed");
-  return std::string(static_cast<const char*>(data), size);
-}
-
 // Record sizes: 12 bytes of header plus the kind's trailing data.
 constexpr std::uint64_t kInt = 16, kPtr = 12, kTypedef = 12, kFunc = 12;
 constexpr std::uint64_t struct_bytes(int members) { return 12 + 12 * members; }
@@ -61,49 +48,49 @@ std::string dups_btf(bool big_endian = false) {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
   auto add_point_family = [&](bool with_func) {
-    const int i32 = check_id(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
-    const int point = check_id(btf__add_struct(t, "point", 8));
-    check_id(btf__add_field(t, "x", i32, 0, 0));
-    check_id(btf__add_field(t, "y", i32, 32, 0));
-    const int ptr = check_id(btf__add_ptr(t, point));
-    check_id(btf__add_typedef(t, "point_t", point));
-    const int proto = check_id(btf__add_func_proto(t, i32));
-    check_id(btf__add_func_param(t, "p", ptr));
+    const int i32 = added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+    const int point = added(btf__add_struct(t, "point", 8));
+    added(btf__add_field(t, "x", i32, 0, 0));
+    added(btf__add_field(t, "y", i32, 32, 0));
+    const int ptr = added(btf__add_ptr(t, point));
+    added(btf__add_typedef(t, "point_t", point));
+    const int proto = added(btf__add_func_proto(t, i32));
+    added(btf__add_func_param(t, "p", ptr));
     if (with_func) {
-      check_id(btf__add_func(t, "area", BTF_FUNC_GLOBAL, proto));
-      check_id(btf__add_struct(t, "other", 4));
-      check_id(btf__add_field(t, "v", i32, 0, 0));
+      added(btf__add_func(t, "area", BTF_FUNC_GLOBAL, proto));
+      added(btf__add_struct(t, "other", 4));
+      added(btf__add_field(t, "v", i32, 0, 0));
     }
   };
   add_point_family(true);
   add_point_family(false);
-  return raw_of(t, big_endian);
+  return raw_bytes(t, big_endian);
 }
 
 // Two inputs sharing int and struct point; each with a type of its own.
 std::string merge_x_btf() {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
-  const int i32 = check_id(btf__add_int(t, "int", 4, BTF_INT_SIGNED));  // 1
-  const int point = check_id(btf__add_struct(t, "point", 8));           // 2
-  check_id(btf__add_field(t, "x", i32, 0, 0));
-  check_id(btf__add_field(t, "y", i32, 32, 0));
-  check_id(btf__add_ptr(t, point));  // 3
-  return raw_of(t);
+  const int i32 = added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));  // 1
+  const int point = added(btf__add_struct(t, "point", 8));           // 2
+  added(btf__add_field(t, "x", i32, 0, 0));
+  added(btf__add_field(t, "y", i32, 32, 0));
+  added(btf__add_ptr(t, point));  // 3
+  return raw_bytes(t);
 }
 std::string merge_y_btf() {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
-  const int u8 = check_id(btf__add_int(t, "unsigned char", 1, 0));    // 1
-  const int i32 = check_id(btf__add_int(t, "int", 4, BTF_INT_SIGNED));  // 2
-  const int point = check_id(btf__add_struct(t, "point", 8));           // 3
-  check_id(btf__add_field(t, "x", i32, 0, 0));
-  check_id(btf__add_field(t, "y", i32, 32, 0));
-  check_id(btf__add_struct(t, "line", 17));  // 4
-  check_id(btf__add_field(t, "a", point, 0, 0));
-  check_id(btf__add_field(t, "b", point, 64, 0));
-  check_id(btf__add_field(t, "colour", u8, 128, 0));
-  return raw_of(t);
+  const int u8 = added(btf__add_int(t, "unsigned char", 1, 0));    // 1
+  const int i32 = added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));  // 2
+  const int point = added(btf__add_struct(t, "point", 8));           // 3
+  added(btf__add_field(t, "x", i32, 0, 0));
+  added(btf__add_field(t, "y", i32, 32, 0));
+  added(btf__add_struct(t, "line", 17));  // 4
+  added(btf__add_field(t, "a", point, 0, 0));
+  added(btf__add_field(t, "b", point, 64, 0));
+  added(btf__add_field(t, "colour", u8, 128, 0));
+  return raw_bytes(t);
 }
 
 // A base [1] int, [2] struct point, [3] point *; split A repeats all three as [4]..[6] and adds
@@ -115,43 +102,43 @@ struct SplitInputs {
 SplitInputs split_inputs() {
   BtfPtr base(btf__new_empty());
   struct btf* t = base.get();
-  const int i32 = check_id(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
-  const int point = check_id(btf__add_struct(t, "point", 8));
-  check_id(btf__add_field(t, "x", i32, 0, 0));
-  check_id(btf__add_field(t, "y", i32, 32, 0));
-  const int base_ptr = check_id(btf__add_ptr(t, point));
+  const int i32 = added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+  const int point = added(btf__add_struct(t, "point", 8));
+  added(btf__add_field(t, "x", i32, 0, 0));
+  added(btf__add_field(t, "y", i32, 32, 0));
+  const int base_ptr = added(btf__add_ptr(t, point));
 
   BtfPtr a(btf__new_empty_split(t));
   struct btf* s = a.get();
-  const int a_i32 = check_id(btf__add_int(s, "int", 4, BTF_INT_SIGNED));
-  const int a_point = check_id(btf__add_struct(s, "point", 8));
-  check_id(btf__add_field(s, "x", a_i32, 0, 0));
-  check_id(btf__add_field(s, "y", a_i32, 32, 0));
-  const int a_ptr = check_id(btf__add_ptr(s, a_point));
-  const int a_shared = check_id(btf__add_struct(s, "shared", 4));
-  check_id(btf__add_field(s, "v", a_i32, 0, 0));
-  check_id(btf__add_struct(s, "mod_a", 16));
-  check_id(btf__add_field(s, "s", a_shared, 0, 0));
-  check_id(btf__add_field(s, "p", a_ptr, 64, 0));
+  const int a_i32 = added(btf__add_int(s, "int", 4, BTF_INT_SIGNED));
+  const int a_point = added(btf__add_struct(s, "point", 8));
+  added(btf__add_field(s, "x", a_i32, 0, 0));
+  added(btf__add_field(s, "y", a_i32, 32, 0));
+  const int a_ptr = added(btf__add_ptr(s, a_point));
+  const int a_shared = added(btf__add_struct(s, "shared", 4));
+  added(btf__add_field(s, "v", a_i32, 0, 0));
+  added(btf__add_struct(s, "mod_a", 16));
+  added(btf__add_field(s, "s", a_shared, 0, 0));
+  added(btf__add_field(s, "p", a_ptr, 64, 0));
 
   BtfPtr b(btf__new_empty_split(t));
   struct btf* u = b.get();
-  const int b_shared = check_id(btf__add_struct(u, "shared", 4));
-  check_id(btf__add_field(u, "v", i32, 0, 0));
-  check_id(btf__add_struct(u, "mod_b", 16));
-  check_id(btf__add_field(u, "s", b_shared, 0, 0));
-  check_id(btf__add_field(u, "p", base_ptr, 64, 0));
-  return {raw_of(t), raw_of(s), raw_of(u)};
+  const int b_shared = added(btf__add_struct(u, "shared", 4));
+  added(btf__add_field(u, "v", i32, 0, 0));
+  added(btf__add_struct(u, "mod_b", 16));
+  added(btf__add_field(u, "s", b_shared, 0, 0));
+  added(btf__add_field(u, "p", base_ptr, 64, 0));
+  return {raw_bytes(t), raw_bytes(s), raw_bytes(u)};
 }
 
 // [1] const -> [2], [2] volatile -> [1]: valid records, but a loop libbpf's dedup refuses (ELOOP).
 std::string loop_btf() {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
-  check_id(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
-  const int c = check_id(btf__add_const(t, 3));
-  check_id(btf__add_volatile(t, c));
-  return raw_of(t);
+  added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));
+  const int c = added(btf__add_const(t, 3));
+  added(btf__add_volatile(t, c));
+  return raw_bytes(t);
 }
 
 // The oracle: libbpf alone, parsing each file, appending the others to the first, deduplicating.
@@ -166,7 +153,7 @@ std::string libbpf_dedup(const std::vector<std::string>& paths, const std::strin
     REQUIRE(btf__add_btf(first.get(), more.get()) >= 0);
   }
   REQUIRE(btf__dedup(first.get(), nullptr) == 0);
-  return raw_of(first.get());
+  return raw_bytes(first.get());
 }
 
 json dedup_json(const std::vector<std::string>& args, int expected_status = 0) {

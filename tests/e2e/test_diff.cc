@@ -24,23 +24,6 @@ namespace {
 using Catch::Matchers::Contains;
 using nlohmann::json;
 
-int ok(int id) {
-  REQUIRE(id >= 0);
-  return id;
-}
-
-// A raw BTF built by `build`, written to `path`.
-std::string write_btf(const TempDir& dir, const std::string& name, const std::function<void(struct btf*)>& build) {
-  BtfPtr b(btf__new_empty());
-  build(b.get());
-  __u32 size = 0;
-  const void* data = btf__raw_data(b.get(), &size);
-  REQUIRE(data != nullptr);
-  const std::string path = dir.file(name);
-  write_file(path, std::string(static_cast<const char*>(data), size));
-  return path;
-}
-
 // bloat-o-meter's lines, from its format strings.
 std::string row(const std::string& name, const std::string& old_size, const std::string& new_size, int delta) {
   char line[512];
@@ -66,21 +49,21 @@ struct Pair {
 
 void small_pair(Pair& p) {
   p.old_path = write_btf(p.dir, "old.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "task", 8));
-    ok(btf__add_field(b, "pid", i, 0, 0));
-    ok(btf__add_field(b, "tgid", i, 32, 0));
-    ok(btf__add_struct(b, "gone", 4));
-    ok(btf__add_field(b, "x", i, 0, 0));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "task", 8));
+    added(btf__add_field(b, "pid", i, 0, 0));
+    added(btf__add_field(b, "tgid", i, 32, 0));
+    added(btf__add_struct(b, "gone", 4));
+    added(btf__add_field(b, "x", i, 0, 0));
   });
   p.new_path = write_btf(p.dir, "new.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "task", 12));
-    ok(btf__add_field(b, "pid", i, 0, 0));
-    ok(btf__add_field(b, "tgid", i, 32, 0));
-    ok(btf__add_field(b, "prio", i, 64, 0));
-    ok(btf__add_struct(b, "fresh", 4));
-    ok(btf__add_field(b, "y", i, 0, 0));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "task", 12));
+    added(btf__add_field(b, "pid", i, 0, 0));
+    added(btf__add_field(b, "tgid", i, 32, 0));
+    added(btf__add_field(b, "prio", i, 64, 0));
+    added(btf__add_struct(b, "fresh", 4));
+    added(btf__add_field(b, "y", i, 0, 0));
   });
 }
 
@@ -230,21 +213,21 @@ TEST_CASE("diff -v says which members were added, removed, resized and moved", "
   TempDir dir;
   // struct s {int a; int b; int c;} (12 bytes) -> struct s {int b; long a; int d; int e;} (24 bytes).
   const std::string old_path = write_btf(dir, "old.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    ok(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "s", 12));
-    ok(btf__add_field(b, "a", i, 0, 0));
-    ok(btf__add_field(b, "b", i, 32, 0));
-    ok(btf__add_field(b, "c", i, 64, 0));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    added(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "s", 12));
+    added(btf__add_field(b, "a", i, 0, 0));
+    added(btf__add_field(b, "b", i, 32, 0));
+    added(btf__add_field(b, "c", i, 64, 0));
   });
   const std::string new_path = write_btf(dir, "new.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    const int l = ok(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "s", 24));
-    ok(btf__add_field(b, "b", i, 0, 0));
-    ok(btf__add_field(b, "a", l, 64, 0));
-    ok(btf__add_field(b, "d", i, 128, 0));
-    ok(btf__add_field(b, "e", i, 160, 0));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    const int l = added(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "s", 24));
+    added(btf__add_field(b, "b", i, 0, 0));
+    added(btf__add_field(b, "a", l, 64, 0));
+    added(btf__add_field(b, "d", i, 128, 0));
+    added(btf__add_field(b, "e", i, 160, 0));
   });
   const RunResult r = btfslim({"diff", "-v", old_path, new_path});
   REQUIRE(r.status == 0);
@@ -263,20 +246,20 @@ TEST_CASE("diff -v says which members were added, removed, resized and moved", "
 // types before outer (ids 2-4) or after it (ids 3-5), and in another order.
 std::string anon_btf(const TempDir& dir, const std::string& name, bool anon_first, bool grow_second) {
   return write_btf(dir, name, [&](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
     auto add_anon = [&](int which) {
       if (which == 0) {
-        ok(btf__add_union(b, "", 4));
-        ok(btf__add_field(b, "a", i, 0, 0));
-        ok(btf__add_field(b, "b", i, 0, 0));
+        added(btf__add_union(b, "", 4));
+        added(btf__add_field(b, "a", i, 0, 0));
+        added(btf__add_field(b, "b", i, 0, 0));
       } else if (which == 1) {
-        ok(btf__add_struct(b, "", 4));
-        ok(btf__add_field(b, "c", i, 0, 0));
+        added(btf__add_struct(b, "", 4));
+        added(btf__add_field(b, "c", i, 0, 0));
       } else {
-        ok(btf__add_union(b, "", 4));
-        ok(btf__add_field(b, "d", i, 0, 0));
-        ok(btf__add_field(b, "e", i, 0, 0));
-        if (grow_second) ok(btf__add_field(b, "f", i, 0, 0));
+        added(btf__add_union(b, "", 4));
+        added(btf__add_field(b, "d", i, 0, 0));
+        added(btf__add_field(b, "e", i, 0, 0));
+        if (grow_second) added(btf__add_field(b, "f", i, 0, 0));
       }
     };
     // Ids of union 1, struct s and union 2.
@@ -290,10 +273,10 @@ std::string anon_btf(const TempDir& dir, const std::string& name, bool anon_firs
     } else {
       u1 = 3, st = 4, u2 = 5;
     }
-    ok(btf__add_struct(b, "outer", 12));
-    ok(btf__add_field(b, "", u1, 0, 0));
-    ok(btf__add_field(b, "s", st, 32, 0));
-    ok(btf__add_field(b, "", u2, 64, 0));
+    added(btf__add_struct(b, "outer", 12));
+    added(btf__add_field(b, "", u1, 0, 0));
+    added(btf__add_field(b, "s", st, 32, 0));
+    added(btf__add_field(b, "", u2, 64, 0));
     if (!anon_first) {
       add_anon(0);
       add_anon(1);
@@ -328,19 +311,19 @@ TEST_CASE("diff keys anonymous types by where they are used: renumbering is no c
 TEST_CASE("diff tells several types of one name apart by ordinal", "[diff]") {
   TempDir dir;
   const std::string one = write_btf(dir, "one.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "foo", 4));
-    ok(btf__add_field(b, "x", i, 0, 0));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "foo", 4));
+    added(btf__add_field(b, "x", i, 0, 0));
   });
   const std::string two = write_btf(dir, "two.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "foo", 4));
-    ok(btf__add_field(b, "x", i, 0, 0));
-    ok(btf__add_struct(b, "foo", 8));
-    ok(btf__add_field(b, "x", i, 0, 0));
-    ok(btf__add_field(b, "y", i, 32, 0));
-    ok(btf__add_ptr(b, 2));
-    ok(btf__add_ptr(b, 3));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "foo", 4));
+    added(btf__add_field(b, "x", i, 0, 0));
+    added(btf__add_struct(b, "foo", 8));
+    added(btf__add_field(b, "x", i, 0, 0));
+    added(btf__add_field(b, "y", i, 32, 0));
+    added(btf__add_ptr(b, 2));
+    added(btf__add_ptr(b, 3));
   });
   const RunResult r = btfslim({"diff", "--by", "kind", "-f", "csv", one, two});
   REQUIRE(r.status == 0);
@@ -448,43 +431,43 @@ TEST_CASE("diff of the running kernel's BTF against a minimized one lists what w
 //   typedef handle_t u32 -> u64; int f(int a, int b) -> long int f(int a, u64 b, int c).
 std::string layout_btf(const TempDir& dir, const std::string& name, bool after) {
   return write_btf(dir, name, [after](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    const int u = ok(btf__add_int(b, "unsigned int", 4, 0));
-    const int ull = ok(btf__add_int(b, "long long unsigned int", 8, 0));
-    const int l = ok(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
-    const int u32 = ok(btf__add_typedef(b, "u32", u));
-    const int u64 = ok(btf__add_typedef(b, "u64", ull));
-    const int foo = ok(btf__add_struct(b, "foo", 4));
-    ok(btf__add_field(b, "a", i, 0, 0));
-    const int bar = ok(btf__add_struct(b, "bar", 4));
-    ok(btf__add_field(b, "b", i, 0, 0));
-    const int pfoo = ok(btf__add_ptr(b, foo));
-    const int pbar = ok(btf__add_ptr(b, bar));
-    ok(btf__add_struct(b, "s", after ? 32 : 24));
-    ok(btf__add_field(b, "x", after ? u64 : u32, 0, 0));
-    ok(btf__add_field(b, "p", after ? pbar : pfoo, 64, 0));
-    ok(btf__add_field(b, "flags", i, after ? 132 : 128, after ? 4 : 3));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    const int u = added(btf__add_int(b, "unsigned int", 4, 0));
+    const int ull = added(btf__add_int(b, "long long unsigned int", 8, 0));
+    const int l = added(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
+    const int u32 = added(btf__add_typedef(b, "u32", u));
+    const int u64 = added(btf__add_typedef(b, "u64", ull));
+    const int foo = added(btf__add_struct(b, "foo", 4));
+    added(btf__add_field(b, "a", i, 0, 0));
+    const int bar = added(btf__add_struct(b, "bar", 4));
+    added(btf__add_field(b, "b", i, 0, 0));
+    const int pfoo = added(btf__add_ptr(b, foo));
+    const int pbar = added(btf__add_ptr(b, bar));
+    added(btf__add_struct(b, "s", after ? 32 : 24));
+    added(btf__add_field(b, "x", after ? u64 : u32, 0, 0));
+    added(btf__add_field(b, "p", after ? pbar : pfoo, 64, 0));
+    added(btf__add_field(b, "flags", i, after ? 132 : 128, after ? 4 : 3));
     if (after)
-      ok(btf__add_field(b, "fresh", i, 192, 0));
+      added(btf__add_field(b, "fresh", i, 192, 0));
     else
-      ok(btf__add_field(b, "gone", i, 160, 0));
+      added(btf__add_field(b, "gone", i, 160, 0));
     if (after) {
-      ok(btf__add_enum64(b, "e", 8, false));
-      ok(btf__add_enum64_value(b, "A", 0));
-      ok(btf__add_enum64_value(b, "B", 5));
-      ok(btf__add_enum64_value(b, "D", 3));
+      added(btf__add_enum64(b, "e", 8, false));
+      added(btf__add_enum64_value(b, "A", 0));
+      added(btf__add_enum64_value(b, "B", 5));
+      added(btf__add_enum64_value(b, "D", 3));
     } else {
-      ok(btf__add_enum(b, "e", 4));
-      ok(btf__add_enum_value(b, "A", 0));
-      ok(btf__add_enum_value(b, "B", 1));
-      ok(btf__add_enum_value(b, "C", 2));
+      added(btf__add_enum(b, "e", 4));
+      added(btf__add_enum_value(b, "A", 0));
+      added(btf__add_enum_value(b, "B", 1));
+      added(btf__add_enum_value(b, "C", 2));
     }
-    ok(btf__add_typedef(b, "handle_t", after ? u64 : u32));
-    const int proto = ok(btf__add_func_proto(b, after ? l : i));
-    ok(btf__add_func_param(b, "a", i));
-    ok(btf__add_func_param(b, "b", after ? u64 : i));
-    if (after) ok(btf__add_func_param(b, "c", i));
-    ok(btf__add_func(b, "f", BTF_FUNC_GLOBAL, proto));
+    added(btf__add_typedef(b, "handle_t", after ? u64 : u32));
+    const int proto = added(btf__add_func_proto(b, after ? l : i));
+    added(btf__add_func_param(b, "a", i));
+    added(btf__add_func_param(b, "b", after ? u64 : i));
+    if (after) added(btf__add_func_param(b, "c", i));
+    added(btf__add_func(b, "f", BTF_FUNC_GLOBAL, proto));
   });
 }
 
@@ -587,20 +570,20 @@ TEST_CASE("diff shows every kind of layout change: size, members, bitfields, typ
 //     -> {int state; u64 wide; long int size; union {int a;}; int spare2:4; int end:3;}
 std::string rename_btf(const TempDir& dir, const std::string& name, bool after) {
   return write_btf(dir, name, [after](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    const int u = ok(btf__add_int(b, "unsigned int", 4, 0));
-    const int l = ok(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
-    const int u32 = ok(btf__add_typedef(b, "u32", u));
-    const int u64 = ok(btf__add_typedef(b, "u64", l));
-    const int un = ok(btf__add_union(b, nullptr, 4));
-    ok(btf__add_field(b, "a", i, 0, 0));
-    ok(btf__add_struct(b, "r", 32));
-    ok(btf__add_field(b, after ? "state" : "flags", i, 0, 0));          // renamed
-    ok(btf__add_field(b, after ? "wide" : "pad", after ? u64 : u32, 32, 0));  // another type: removed + added
-    ok(btf__add_field(b, after ? "size" : "len", l, 64, 0));          // renamed
-    ok(btf__add_field(b, nullptr, un, 128, 0));                        // unnamed, unchanged
-    ok(btf__add_field(b, after ? "spare2" : "spare", i, 160, after ? 4 : 0));  // another width: not renamed
-    ok(btf__add_field(b, after ? "end" : "tail", i, 192, 3));          // a bitfield renamed
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    const int u = added(btf__add_int(b, "unsigned int", 4, 0));
+    const int l = added(btf__add_int(b, "long int", 8, BTF_INT_SIGNED));
+    const int u32 = added(btf__add_typedef(b, "u32", u));
+    const int u64 = added(btf__add_typedef(b, "u64", l));
+    const int un = added(btf__add_union(b, nullptr, 4));
+    added(btf__add_field(b, "a", i, 0, 0));
+    added(btf__add_struct(b, "r", 32));
+    added(btf__add_field(b, after ? "state" : "flags", i, 0, 0));          // renamed
+    added(btf__add_field(b, after ? "wide" : "pad", after ? u64 : u32, 32, 0));  // another type: removed + added
+    added(btf__add_field(b, after ? "size" : "len", l, 64, 0));          // renamed
+    added(btf__add_field(b, nullptr, un, 128, 0));                        // unnamed, unchanged
+    added(btf__add_field(b, after ? "spare2" : "spare", i, 160, after ? 4 : 0));  // another width: not renamed
+    added(btf__add_field(b, after ? "end" : "tail", i, 192, 3));          // a bitfield renamed
   });
 }
 
@@ -751,14 +734,14 @@ TEST_CASE("diff's table fits COLUMNS, a pipe gets it whole; names from the input
 
   // A member whose name holds a line break and an escape: one line, escaped.
   const std::string odd_a = write_btf(dir, "odd_a.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "o\x1b[31m", 8));
-    ok(btf__add_field(b, "x\ny", i, 0, 0));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "o\x1b[31m", 8));
+    added(btf__add_field(b, "x\ny", i, 0, 0));
   });
   const std::string odd_b = write_btf(dir, "odd_b.btf", [](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-    ok(btf__add_struct(b, "o\x1b[31m", 8));
-    ok(btf__add_field(b, "x\ny", i, 32, 0));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    added(btf__add_struct(b, "o\x1b[31m", 8));
+    added(btf__add_field(b, "x\ny", i, 32, 0));
   });
   const RunResult odd = btfslim({"diff", "-v", odd_a, odd_b});
   REQUIRE(odd.status == 0);
@@ -819,10 +802,7 @@ TEST_CASE("diff reads split BTF on its base, and ELF files' .BTF", "[diff]") {
     BtfPtr b(btf__new(pair.base.data(), static_cast<__u32>(pair.base.size())));
     REQUIRE(b != nullptr);
     BtfPtr s(btf__new_empty_split(b.get()));
-    __u32 size = 0;
-    const void* data = btf__raw_data(s.get(), &size);
-    REQUIRE(data != nullptr);
-    write_file(empty, std::string(static_cast<const char*>(data), size));
+    write_file(empty, raw_bytes(s.get()));
   }
   const RunResult same = btfslim({"diff", "--by", "kind", "--base", base, split, split});
   INFO(same.err);
@@ -854,22 +834,22 @@ TEST_CASE("diff ends on crafted BTF: cycles without names, deep chains", "[diff]
   // through [6] and [7]; [8..5007] const chain ending at int; struct holder; struct voidy.
   auto build = [](bool reversed) {
     return [reversed](struct btf* b) {
-      const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
-      ok(btf__add_ptr(b, 3));
-      ok(btf__add_ptr(b, 2));
-      ok(btf__add_struct(b, "", 8));
-      ok(btf__add_field(b, reversed ? "q" : "p", 6, 0, 0));
-      ok(btf__add_struct(b, "", 8));
-      ok(btf__add_field(b, reversed ? "p" : "q", 7, 0, 0));
-      ok(btf__add_ptr(b, 5));
-      ok(btf__add_ptr(b, 4));
-      for (int k = 0; k < 5000; ++k) ok(btf__add_const(b, k == 0 ? i : 7 + k));
-      ok(btf__add_struct(b, "holder", 8));
-      ok(btf__add_field(b, "deep", 5007, 0, 0));
+      const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+      added(btf__add_ptr(b, 3));
+      added(btf__add_ptr(b, 2));
+      added(btf__add_struct(b, "", 8));
+      added(btf__add_field(b, reversed ? "q" : "p", 6, 0, 0));
+      added(btf__add_struct(b, "", 8));
+      added(btf__add_field(b, reversed ? "p" : "q", 7, 0, 0));
+      added(btf__add_ptr(b, 5));
+      added(btf__add_ptr(b, 4));
+      for (int k = 0; k < 5000; ++k) added(btf__add_const(b, k == 0 ? i : 7 + k));
+      added(btf__add_struct(b, "holder", 8));
+      added(btf__add_field(b, "deep", 5007, 0, 0));
       // An unnamed member of type void, and a member more in one of them: a row for -v.
-      ok(btf__add_struct(b, "voidy", 8));
-      ok(btf__add_field(b, "", 0, 0, 0));
-      if (reversed) ok(btf__add_field(b, "x", i, 32, 0));
+      added(btf__add_struct(b, "voidy", 8));
+      added(btf__add_field(b, "", 0, 0, 0));
+      if (reversed) added(btf__add_field(b, "x", i, 32, 0));
     };
   };
   const std::string a = write_btf(dir, "a.btf", build(false));

@@ -16,44 +16,24 @@ namespace {
 
 using Catch::Matchers::Contains;
 
-int ok(int id) {
-  REQUIRE(id >= 0);
-  return id;
-}
-
-std::string raw(struct btf* b) {
-  __u32 size = 0;
-  const void* data = btf__raw_data(b, &size);
-  REQUIRE(data != nullptr);
-  return std::string(static_cast<const char*>(data), size);
-}
-
-std::string write_btf(const TempDir& dir, const std::string& name, const std::function<void(struct btf*)>& build) {
-  BtfPtr b(btf__new_empty());
-  build(b.get());
-  const std::string path = dir.file(name);
-  write_file(path, raw(b.get()));
-  return path;
-}
-
 // struct skb { union {int len; int data_len;}; [union {int x; int y;};] union {int mark; int priority;}; }:
 // with `inserted`, a new unnamed union before the one that holds mark.
 std::string skb(const TempDir& dir, const std::string& name, bool inserted) {
   return write_btf(dir, name, [&](struct btf* b) {
-    const int i = ok(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
+    const int i = added(btf__add_int(b, "int", 4, BTF_INT_SIGNED));
     auto add_union = [&](const char* m1, const char* m2) {
-      const int id = ok(btf__add_union(b, "", 4));
-      ok(btf__add_field(b, m1, i, 0, 0));
-      ok(btf__add_field(b, m2, i, 0, 0));
+      const int id = added(btf__add_union(b, "", 4));
+      added(btf__add_field(b, m1, i, 0, 0));
+      added(btf__add_field(b, m2, i, 0, 0));
       return id;
     };
     const int lens = add_union("len", "data_len");
     const int xy = inserted ? add_union("x", "y") : 0;
     const int marks = add_union("mark", "priority");
-    ok(btf__add_struct(b, "skb", inserted ? 12 : 8));
-    ok(btf__add_field(b, "", lens, 0, 0));
-    if (inserted) ok(btf__add_field(b, "", xy, 32, 0));
-    ok(btf__add_field(b, "", marks, inserted ? 64 : 32, 0));
+    added(btf__add_struct(b, "skb", inserted ? 12 : 8));
+    added(btf__add_field(b, "", lens, 0, 0));
+    if (inserted) added(btf__add_field(b, "", xy, 32, 0));
+    added(btf__add_field(b, "", marks, inserted ? 64 : 32, 0));
   });
 }
 
@@ -111,21 +91,21 @@ TEST_CASE("diff reads each side on its own base: --old-base and --new-base", "[d
   // and one module's split BTF on each.
   auto base = [&](bool more) {
     BtfPtr b(btf__new_empty());
-    const int i = ok(btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED));
-    if (more) ok(btf__add_int(b.get(), "long", 8, BTF_INT_SIGNED));
-    ok(btf__add_struct(b.get(), "sk_buff", 4));
-    ok(btf__add_field(b.get(), "len", i, 0, 0));
-    return raw(b.get());
+    const int i = added(btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED));
+    if (more) added(btf__add_int(b.get(), "long", 8, BTF_INT_SIGNED));
+    added(btf__add_struct(b.get(), "sk_buff", 4));
+    added(btf__add_field(b.get(), "len", i, 0, 0));
+    return raw_bytes(b.get());
   };
   auto module = [&](const std::string& on, bool grown) {
     BtfPtr b(btf__new(on.data(), static_cast<__u32>(on.size())));
     REQUIRE(b != nullptr);
     BtfPtr s(btf__new_empty_split(b.get()));
-    const int i = ok(btf__find_by_name(s.get(), "int"));
-    ok(btf__add_struct(s.get(), "nf_conn", grown ? 8 : 4));
-    ok(btf__add_field(s.get(), "mark", i, 0, 0));
-    if (grown) ok(btf__add_field(s.get(), "status", i, 32, 0));
-    return raw(s.get());
+    const int i = added(btf__find_by_name(s.get(), "int"));
+    added(btf__add_struct(s.get(), "nf_conn", grown ? 8 : 4));
+    added(btf__add_field(s.get(), "mark", i, 0, 0));
+    if (grown) added(btf__add_field(s.get(), "status", i, 32, 0));
+    return raw_bytes(s.get());
   };
   const std::string old_base = dir.file("old-vmlinux"), new_base = dir.file("new-vmlinux");
   const std::string old_mod = dir.file("old-nf.btf"), new_mod = dir.file("new-nf.btf");

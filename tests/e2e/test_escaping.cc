@@ -49,18 +49,7 @@ const Name kFile{"bad\nname\x1b]0;x\x07.btf", "bad\\nname\\x1b]0;x\\x07.btf"};
 const Name kMember{"k\x1b" "ernel\n.btf", "k\\x1bernel\\n.btf"};
 const Name kNewMember{"ne\x1b" "w", "ne\\x1bw"};
 
-int added(int id) {
-  REQUIRE(id > 0);
-  return id;
-}
 void field(struct btf* b, const std::string& name, int type, unsigned bit) { REQUIRE(btf__add_field(b, name.c_str(), type, bit, 0) == 0); }
-
-std::string raw_of(struct btf* b) {
-  __u32 size = 0;
-  const void* data = btf__raw_data(b, &size);
-  REQUIRE(data);
-  return std::string(static_cast<const char*>(data), size);
-}
 
 // A BTF where every kind of name is hostile; `grown` adds a member and an enumerator and changes another
 // enumerator's value, for diff.
@@ -85,7 +74,7 @@ std::string hostile_btf(bool grown = false) {
   const int proto = added(btf__add_func_proto(b, i32));
   REQUIRE(btf__add_func_param(b, kParam.raw.c_str(), ptr) == 0);
   added(btf__add_func(b, kFunc.raw.c_str(), BTF_FUNC_GLOBAL, proto));
-  return raw_of(b);
+  return raw_bytes(b);
 }
 
 // Many types and one hostile name: a dump of so many tests the string section once instead of each name.
@@ -95,7 +84,7 @@ std::string many_types_one_hostile() {
   for (int i = 0; i < 1100; ++i) added(btf__add_int(b, ("int" + std::to_string(i)).c_str(), 4, BTF_INT_SIGNED));
   added(btf__add_struct(b, kStruct.raw.c_str(), 4));
   field(b, kParent.raw, 1, 0);
-  return raw_of(b);
+  return raw_bytes(b);
 }
 
 // The same struct twice, so that dedup has a named duplicate to report.
@@ -107,7 +96,7 @@ std::string hostile_duplicates() {
     added(btf__add_struct(b, kStruct.raw.c_str(), 8));
     field(b, kParent.raw, i32, 0);
   }
-  return raw_of(b);
+  return raw_bytes(b);
 }
 
 // Replaces every occurrence of `from` in image[begin, end) by `to`, of the same length.

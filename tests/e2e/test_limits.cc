@@ -52,13 +52,6 @@ Bounds bounds_for(std::size_t input_bytes) {
   return {30, 48 + 8 * input_mib};
 }
 
-std::string raw_of(const struct btf* b) {
-  __u32 size = 0;
-  const void* data = btf__raw_data(const_cast<struct btf*>(b), &size);
-  REQUIRE(data != nullptr);
-  return std::string(static_cast<const char*>(data), size);
-}
-
 // Runs every reading command on `path` and checks each ends in bounds: exit 0, or 2 with one line.
 void every_command_ends(const std::string& path, const std::vector<std::vector<std::string>>& extra = {}) {
   const Bounds b = bounds_for(fs::file_size(path));
@@ -98,7 +91,7 @@ TEST_CASE("a chain of 300,000 modifiers: every command ends in bounded time and 
   REQUIRE(btf__add_field(b.get(), "m", last, 0, 0) == 0);
   REQUIRE(btf__add_typedef(b.get(), "deep_t", s) > 0);
   const std::string path = dir.file("chain.btf");
-  write_file(path, raw_of(b.get()));
+  write_file(path, raw_bytes(b.get()));
   every_command_ends(path, {{"dump", "--format", "c", "--name", "deep_t", path},
                             {"measure", "--type", "deep", path}, {"measure", "--without", "typedef", path}});
 }
@@ -115,7 +108,7 @@ TEST_CASE("a cycle of 200,000 typedefs: every command ends in bounded time and m
   REQUIRE(btf__add_field(b.get(), "m", first, 0, 0) == 0);
   REQUIRE(btf__add_ptr(b.get(), s) > 0);
   const std::string path = dir.file("cycle.btf");
-  write_file(path, raw_of(b.get()));
+  write_file(path, raw_bytes(b.get()));
   every_command_ends(path, {{"dump", "--format", "c", "--name", "loop", path}, {"measure", "--type", "loop", path}});
 }
 
@@ -138,7 +131,7 @@ TEST_CASE("structs, enums and prototypes at the largest vlen: every command ends
     for (int i = 0; i < kVlen; ++i) REQUIRE(btf__add_func_param(b.get(), "p", int_id) == 0);
   }
   const std::string path = dir.file("wide.btf");
-  write_file(path, raw_of(b.get()));
+  write_file(path, raw_bytes(b.get()));
   INFO(fs::file_size(path) << " bytes");
   every_command_ends(path, {{"dump", "--format", "c", "--name", "wide3", path}, {"measure", "--type", "wide0", path}});
 }
@@ -429,7 +422,7 @@ std::string many_types_btf() {
     added = added && btf__add_struct(b.get(), ("s" + std::to_string(i)).c_str(), 4) > 0 &&
             btf__add_field(b.get(), "m", int_id, 0, 0) == 0;
   REQUIRE(added);
-  return raw_of(b.get());
+  return raw_bytes(b.get());
 }
 
 TEST_CASE("a reader that stops early (| head -c 1) ends btfslim quietly, by SIGPIPE", "[limits]") {

@@ -251,10 +251,7 @@ std::string shared_strings_btf() {
   btf__add_field(t, "next", ptr, 0, 0);
   btf__add_field(t, "node", node, 64, 0);
   REQUIRE(btf__add_typedef(t, "node", node) == 5);
-  __u32 size = 0;
-  const void* data = btf__raw_data(t, &size);
-  REQUIRE(data != nullptr);
-  return std::string(static_cast<const char*>(data), size);
+  return raw_bytes(t);
 }
 
 }  // namespace

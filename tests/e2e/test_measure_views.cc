@@ -15,16 +15,11 @@
 
 namespace bt = btfslim::test;
 using btfslim::test::BtfPtr;
+using btfslim::test::raw_bytes;
 using btfslim::test::TempDir;
 using nlohmann::json;
 
 namespace {
-
-std::string raw(struct btf* b) {
-  __u32 size = 0;
-  const void* data = btf__raw_data(b, &size);
-  return std::string(static_cast<const char*>(data), size);
-}
 
 std::string hand_btf() { return btfslim::test::footprint_btf(); }
 
@@ -143,7 +138,7 @@ TEST_CASE("measure --modules finds types several modules carry", "[measure-views
   TempDir dir;
   BtfPtr base(btf__new_empty());
   btf__add_int(base.get(), "int", 4, BTF_INT_SIGNED);  // 1
-  btfslim::test::write_file(dir.file("base.btf"), raw(base.get()));
+  btfslim::test::write_file(dir.file("base.btf"), raw_bytes(base.get()));
   auto module = [&](const std::string& name, bool with_shared) {
     BtfPtr m(btf__new_empty_split(base.get()));
     if (with_shared) {
@@ -153,7 +148,7 @@ TEST_CASE("measure --modules finds types several modules carry", "[measure-views
     }
     btf__add_struct(m.get(), ("own_" + name).c_str(), 4);
     btf__add_field(m.get(), "x", 1, 0, 0);
-    btfslim::test::write_file(dir.file(name + ".btf"), raw(m.get()));
+    btfslim::test::write_file(dir.file(name + ".btf"), raw_bytes(m.get()));
   };
   module("alpha", true);
   module("beta", true);
@@ -240,7 +235,7 @@ std::string awkward_btf() {
   btf__add_struct(b.get(), kLongName, 8);
   btf__add_field(b.get(), "a", i32, 0, 0);
   btf__add_field(b.get(), "b", i32, 32, 0);
-  return raw(b.get());
+  return raw_bytes(b.get());
 }
 
 // Every record of a view's CSV has the header's width; returns the records.
@@ -274,12 +269,12 @@ TEST_CASE("every measure view writes RFC 4180 CSV, JSON and a table", "[measure-
   btfslim::test::write_file(hand, hand_btf());
   BtfPtr base(btf__new_empty());
   btf__add_int(base.get(), "int", 4, BTF_INT_SIGNED);
-  btfslim::test::write_file(dir.file("base.btf"), raw(base.get()));
+  btfslim::test::write_file(dir.file("base.btf"), raw_bytes(base.get()));
   for (const char* name : {"mod,one", "mod_two"}) {
     BtfPtr m(btf__new_empty_split(base.get()));
     btf__add_struct(m.get(), kCommaName, 4);
     btf__add_field(m.get(), "x", 1, 0, 0);
-    btfslim::test::write_file(dir.file(name), raw(m.get()));
+    btfslim::test::write_file(dir.file(name), raw_bytes(m.get()));
   }
   const std::vector<std::vector<std::string>> views{
       {file},

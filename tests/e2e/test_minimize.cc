@@ -12,6 +12,7 @@
 // /sys/kernel/btf/vmlinux. Each source is minimized once per process; the test cases below look at the
 // same outputs from their own side.
 #include "elf_image.h"
+#include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
@@ -349,12 +350,8 @@ TEST_CASE("minimize: a big-endian source gives a big-endian output that resolves
   TempDir dir;
   // core_target_moved's BTF in the other byte order, written by libbpf.
   const BtfPtr le = parse_btf(core_target("moved"));
-  REQUIRE(btf__set_endianness(le.get(), BTF_BIG_ENDIAN) == 0);
-  __u32 size = 0;
-  const void* raw = btf__raw_data(le.get(), &size);
-  REQUIRE(raw != nullptr);
   const std::string source = dir.file("moved.be.btf");
-  write_file(source, std::string(static_cast<const char*>(raw), size));
+  write_file(source, raw_bytes(le.get(), true));
   REQUIRE(static_cast<unsigned char>(read_file(source)[0]) == 0xeb);
 
   // The CO-RE corpus built big-endian (bpfeb), which asks what the little-endian build asks.
@@ -373,10 +370,7 @@ TEST_CASE("minimize: a big-endian source gives a big-endian output that resolves
   CHECK(btf__endianness(be_out.get()) == BTF_BIG_ENDIAN);
   const BtfPtr le_out = parse_btf(little.out);
   REQUIRE(btf__set_endianness(be_out.get(), BTF_LITTLE_ENDIAN) == 0);
-  __u32 a = 0, b = 0;
-  const void* swapped = btf__raw_data(be_out.get(), &a);
-  const void* native = btf__raw_data(le_out.get(), &b);
-  CHECK(std::string(static_cast<const char*>(swapped), a) == std::string(static_cast<const char*>(native), b));
+  CHECK(raw_bytes(be_out.get()) == raw_bytes(le_out.get()));
   // The big-endian objects resolve on it as on its source.
   std::vector<std::string> differences;
   report_check(differences, compare_check(source, out, big, "big-endian", differences));

@@ -6,6 +6,7 @@
 // --shard parts must partition the tree; --skip-poisoned must skip exactly the kernels `btfslim check`
 // fails; a bad source must cost only itself. --elf outputs must be ELF objects that
 // readelf, bpftool and btfslim dump read, in the source's byte order and class.
+#include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
@@ -46,12 +47,7 @@ std::string percent_text(std::uintmax_t part, std::uintmax_t whole) {
 
 // The raw BTF libbpf reads from `path` (an ELF's .BTF), in `big_endian` order when asked.
 std::string raw_btf(const std::string& path, bool big_endian = false) {
-  const BtfPtr b = parse_btf(path);
-  if (big_endian) REQUIRE(btf__set_endianness(b.get(), BTF_BIG_ENDIAN) == 0);
-  __u32 size = 0;
-  const void* data = btf__raw_data(b.get(), &size);
-  REQUIRE(data != nullptr);
-  return std::string(static_cast<const char*>(data), size);
+  return raw_bytes(parse_btf(path).get(), big_endian);
 }
 
 // Every regular file under `dir`, by path below it, with its bytes.

@@ -5,6 +5,7 @@
 // input's base here as on every command.
 // Each output is read back by libbpf (btf__parse_split), bpftool and btfslim, and its relocations are
 // compared with the source's through `btfslim check` (JSON, type ids masked).
+#include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "oracles.h"
 #include "process.h"
@@ -130,11 +131,7 @@ TEST_CASE("minimize --split-base refuses what split BTF cannot say, and writes n
   // A base of the other byte order cannot carry the split BTF.
   const std::string source = core_target("moved"), base = dir.file("base.btf"), big = dir.file("big.btf");
   minimize({"--btf", source, "-o", base}, {test_object("core_types")});
-  const BtfPtr b = parse_btf(base);
-  btf__set_endianness(b.get(), BTF_BIG_ENDIAN);
-  __u32 size = 0;
-  const void* data = btf__raw_data(b.get(), &size);
-  write_file(big, std::string(static_cast<const char*>(data), size));
+  write_file(big, raw_bytes(parse_btf(base).get(), true));
   const RunResult e = btfslim({"minimize", "--btf", source, "--split-base", big, "-o", out, test_object("core_fields")});
   CHECK(e.status == 2);
   CHECK_THAT(e.err, Contains(big) && Contains("big-endian"));

@@ -4,11 +4,19 @@
 #include <functional>
 #include <string>
 
+struct btf;  // libbpf's
+
 namespace btfslim {
 class OutputBuffer;
 }
 
 namespace btfslim::test {
+
+// The id a btf__add_* call returned; an exception naming the error when it failed.
+int added(int id);
+
+// The raw BTF libbpf writes for `b` (btf__raw_data), in big-endian order when asked.
+std::string raw_bytes(struct btf* b, bool big_endian = false);
 
 // What `fn` writes to an OutputBuffer, through a real file descriptor as the commands write.
 std::string captured(const std::function<void(OutputBuffer&)>& fn);

@@ -1,5 +1,6 @@
 #include "libbpf_oracle.h"
 
+#include "fixtures.h"
 #include "process.h"
 
 #include <bpf/btf.h>
@@ -19,6 +20,14 @@ BtfPtr parse_btf(const std::string& path, struct btf* base) {
   INFO("libbpf's btf__parse_split(" << path << "): " << std::strerror(errno));
   REQUIRE(b != nullptr);
   return b;
+}
+
+std::string write_btf(const TempDir& dir, const std::string& name, const std::function<void(struct btf*)>& build) {
+  BtfPtr b(btf__new_empty());
+  build(b.get());
+  const std::string path = dir.file(name);
+  write_file(path, raw_bytes(b.get()));
+  return path;
 }
 
 const LibbpfRelocation& libbpf_relocate(const std::string& object, const std::string& target_btf,

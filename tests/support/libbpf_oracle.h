@@ -24,12 +24,15 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace btfslim::test {
+
+class TempDir;
 
 // A libbpf BTF object, freed with btf__free.
 struct BtfFree {
@@ -39,6 +42,8 @@ using BtfPtr = std::unique_ptr<struct btf, BtfFree>;
 // libbpf's own reading of `path` (raw BTF, or an ELF's .BTF), split on `base` when given; the test
 // fails when libbpf cannot read it.
 BtfPtr parse_btf(const std::string& path, struct btf* base = nullptr);
+// A raw BTF that `build` makes with btf__add_* on an empty one, written to `dir`/`name`; its path.
+std::string write_btf(const TempDir& dir, const std::string& name, const std::function<void(struct btf*)>& build);
 
 struct LibbpfRelo {
   enum Outcome { Patched, Poisoned, Failed };

@@ -1,6 +1,8 @@
 // The kernel's walk of a struct for a load through a BTF-typed pointer (walk_struct, [btf-access]), on
 // BTF built here with libbpf's writer and on the running kernel's, and the check that a slim BTF walks a
 // program's loads as the source does (verify_accesses).
+#include "btf_bytes.h"
+#include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "process.h"
 
@@ -17,23 +19,14 @@
 #include <string>
 
 using namespace btfslim;
+using test::added;
 using test::BtfPtr;
 using Catch::Matchers::Contains;
 using Result = StructAccess::Result;
 
 namespace {
 
-std::shared_ptr<const Btf> parsed(struct btf* b) {
-  __u32 size = 0;
-  const void* raw = btf__raw_data(b, &size);
-  auto bytes = std::make_shared<std::string>(static_cast<const char*>(raw), size);
-  return Btf::parse("test", bytes, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()});
-}
-
-int add(int id) {
-  REQUIRE(id >= 0);  // a type's id, or 0 for a member added
-  return id;
-}
+std::shared_ptr<const Btf> parsed(struct btf* b) { return test::parse(test::raw_bytes(b), nullptr, "test"); }
 
 // The kernel's layouts the walk meets, in small (a pointer may name a later id):
 //   [6]  struct sockaddr { u16 sa_family; char sa_data[14]; }                          16 bytes
@@ -50,47 +43,47 @@ constexpr TypeId kSockaddr = 6, kUnion = 10, kIn6 = 11, kTask = 17, kHead = 19, 
 std::shared_ptr<const Btf> layout(bool sa_data = true, bool a8 = true) {
   BtfPtr b(btf__new_empty());
   struct btf* t = b.get();
-  add(btf__add_int(t, "u8", 1, 0));                  // 1
-  add(btf__add_int(t, "u16", 2, 0));                 // 2
-  add(btf__add_int(t, "int", 4, BTF_INT_SIGNED));    // 3
-  add(btf__add_int(t, "char", 1, BTF_INT_CHAR));     // 4
-  add(btf__add_array(t, 3, 4, 14));                  // 5 char[14]
-  REQUIRE(add(btf__add_struct(t, "sockaddr", 16)) == kSockaddr);
-  add(btf__add_field(t, "sa_family", 2, 0, 0));
-  if (sa_data) add(btf__add_field(t, "sa_data", 5, 16, 0));
-  add(btf__add_int(t, "u32", 4, 0));                 // 7
-  add(btf__add_array(t, 3, 1, 16));                  // 8 u8[16]
-  add(btf__add_array(t, 3, 7, 4));                   // 9 u32[4]
-  REQUIRE(add(btf__add_union(t, "", 16)) == kUnion);
-  if (a8) add(btf__add_field(t, "a8", 8, 0, 0));
-  add(btf__add_field(t, "a32", 9, 0, 0));
-  REQUIRE(add(btf__add_struct(t, "in6", 16)) == kIn6);
-  add(btf__add_field(t, "u", kUnion, 0, 0));
-  add(btf__add_ptr(t, kTask));                       // 12 struct task *
-  add(btf__add_const(t, kTask));                     // 13 const struct task
-  add(btf__add_ptr(t, 13));                          // 14 const struct task *
-  add(btf__add_array(t, 3, 14, 2));                  // 15 const struct task *[2]
-  add(btf__add_array(t, 3, 4, 0));                   // 16 char[]
-  REQUIRE(add(btf__add_struct(t, "task", 56)) == kTask);
-  add(btf__add_field(t, "pid", 3, 0, 0));
-  add(btf__add_field(t, "parent", 12, 64, 0));
-  add(btf__add_field(t, "addr", kIn6, 128, 0));
-  add(btf__add_field(t, "flags", 1, 256, 3));
-  add(btf__add_field(t, "state", 1, 259, 5));
-  add(btf__add_field(t, "cpu_ptr", 15, 320, 0));
-  add(btf__add_field(t, "tail", 16, 448, 0));
-  add(btf__add_array(t, 3, kIn6, 0));                // 18 struct in6[]
-  REQUIRE(add(btf__add_struct(t, "head", 4)) == kHead);
-  add(btf__add_field(t, "n", 3, 0, 0));
-  add(btf__add_field(t, "items", 18, 32, 0));
-  add(btf__add_union(t, "", 8));                     // 20
-  add(btf__add_field(t, "t", 12, 0, 0));
-  REQUIRE(add(btf__add_struct(t, "one", 8)) == kOne);
-  add(btf__add_field(t, "only", 20, 0, 0));
-  add(btf__add_array(t, 3, 3, 0));                   // 22 int[]
-  REQUIRE(add(btf__add_struct(t, "ints", 4)) == kInts);
-  add(btf__add_field(t, "n", 3, 0, 0));
-  add(btf__add_field(t, "v", 22, 32, 0));
+  added(btf__add_int(t, "u8", 1, 0));                  // 1
+  added(btf__add_int(t, "u16", 2, 0));                 // 2
+  added(btf__add_int(t, "int", 4, BTF_INT_SIGNED));    // 3
+  added(btf__add_int(t, "char", 1, BTF_INT_CHAR));     // 4
+  added(btf__add_array(t, 3, 4, 14));                  // 5 char[14]
+  REQUIRE(added(btf__add_struct(t, "sockaddr", 16)) == kSockaddr);
+  added(btf__add_field(t, "sa_family", 2, 0, 0));
+  if (sa_data) added(btf__add_field(t, "sa_data", 5, 16, 0));
+  added(btf__add_int(t, "u32", 4, 0));                 // 7
+  added(btf__add_array(t, 3, 1, 16));                  // 8 u8[16]
+  added(btf__add_array(t, 3, 7, 4));                   // 9 u32[4]
+  REQUIRE(added(btf__add_union(t, "", 16)) == kUnion);
+  if (a8) added(btf__add_field(t, "a8", 8, 0, 0));
+  added(btf__add_field(t, "a32", 9, 0, 0));
+  REQUIRE(added(btf__add_struct(t, "in6", 16)) == kIn6);
+  added(btf__add_field(t, "u", kUnion, 0, 0));
+  added(btf__add_ptr(t, kTask));                       // 12 struct task *
+  added(btf__add_const(t, kTask));                     // 13 const struct task
+  added(btf__add_ptr(t, 13));                          // 14 const struct task *
+  added(btf__add_array(t, 3, 14, 2));                  // 15 const struct task *[2]
+  added(btf__add_array(t, 3, 4, 0));                   // 16 char[]
+  REQUIRE(added(btf__add_struct(t, "task", 56)) == kTask);
+  added(btf__add_field(t, "pid", 3, 0, 0));
+  added(btf__add_field(t, "parent", 12, 64, 0));
+  added(btf__add_field(t, "addr", kIn6, 128, 0));
+  added(btf__add_field(t, "flags", 1, 256, 3));
+  added(btf__add_field(t, "state", 1, 259, 5));
+  added(btf__add_field(t, "cpu_ptr", 15, 320, 0));
+  added(btf__add_field(t, "tail", 16, 448, 0));
+  added(btf__add_array(t, 3, kIn6, 0));                // 18 struct in6[]
+  REQUIRE(added(btf__add_struct(t, "head", 4)) == kHead);
+  added(btf__add_field(t, "n", 3, 0, 0));
+  added(btf__add_field(t, "items", 18, 32, 0));
+  added(btf__add_union(t, "", 8));                     // 20
+  added(btf__add_field(t, "t", 12, 0, 0));
+  REQUIRE(added(btf__add_struct(t, "one", 8)) == kOne);
+  added(btf__add_field(t, "only", 20, 0, 0));
+  added(btf__add_array(t, 3, 3, 0));                   // 22 int[]
+  REQUIRE(added(btf__add_struct(t, "ints", 4)) == kInts);
+  added(btf__add_field(t, "n", 3, 0, 0));
+  added(btf__add_field(t, "v", 22, 32, 0));
   return parsed(t);
 }
 

@@ -4,6 +4,7 @@
 //
 // The objects are the test build's BPF programs (clang-19); the targets are BTF built with btf__add_*
 // here. Exactness against libbpf is proven end to end (tests/e2e/test_check.cc, libbpf's own log).
+#include "btf_bytes.h"
 #include "elf_image.h"
 #include "fixtures.h"
 #include "libbpf_oracle.h"
@@ -89,11 +90,7 @@ std::shared_ptr<const Btf> small_target() {
   REQUIRE(btf__add_field(t, "pid", 1, 128, 0) == 0);
   REQUIRE(btf__add_field(t, "parent", 3, 192, 0) == 0);
   REQUIRE(btf__add_ptr(t, 2) == 3);
-  __u32 size = 0;
-  const void* data = btf__raw_data(t, &size);
-  auto owner = std::make_shared<std::vector<std::uint8_t>>(static_cast<const std::uint8_t*>(data),
-                                                           static_cast<const std::uint8_t*>(data) + size);
-  return Btf::parse("target.btf", owner, std::span<const std::uint8_t>(*owner));
+  return parse(raw_bytes(t), nullptr, "target.btf");
 }
 
 TEST_CASE("a BPF object's CO-RE records, read from .BTF.ext", "[core]") {

@@ -4,6 +4,7 @@
 #include "btfslim/graph.h"
 #include "btfslim/input.h"
 #include "btfslim/kernel_memory.h"
+#include "btf_bytes.h"
 #include "fixtures.h"
 #include "libbpf_oracle.h"
 #include "process.h"
@@ -25,17 +26,10 @@ using btfslim::test::TempDir;
 namespace {
 
 std::shared_ptr<const Btf> parsed(struct btf* b, std::shared_ptr<const Btf> base = nullptr) {
-  __u32 size = 0;
-  const void* raw = btf__raw_data(b, &size);
-  auto bytes = std::make_shared<std::string>(static_cast<const char*>(raw), size);
-  return Btf::parse("test", bytes,
-                    {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()}, std::move(base));
+  return test::parse(test::raw_bytes(b), std::move(base), "test");
 }
 
-std::shared_ptr<const Btf> parsed_raw(const std::string& raw) {
-  auto bytes = std::make_shared<std::string>(raw);
-  return Btf::parse("test", bytes, {reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()});
-}
+std::shared_ptr<const Btf> parsed_raw(const std::string& raw) { return test::parse(raw, nullptr, "test"); }
 
 }  // namespace
 

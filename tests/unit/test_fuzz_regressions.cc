@@ -64,13 +64,6 @@ namespace {
 
 using Catch::Matchers::StartsWith;
 
-std::string raw_of(struct btf* b) {
-  __u32 size = 0;
-  const void* data = btf__raw_data(b, &size);
-  REQUIRE(data != nullptr);
-  return std::string(static_cast<const char*>(data), size);
-}
-
 // How `dump -f c` of one BTF ended, run in a child process: printed, refused with an InputError (its
 // line), or killed (the signal; SIGALRM after 5 s is a hang). Under ASan a crash is a report and exit 1.
 struct CDump {
@@ -147,7 +140,7 @@ std::string holder_btf(const std::function<int(struct btf*)>& member_type) {
   REQUIRE(btf__add_field(t, "a", 1, 0, 0) == 0);
   REQUIRE(btf__add_field(t, "m", m, 32, 0) == 0);
   REQUIRE(btf__add_field(t, "c", 1, 64, 0) == 0);
-  return raw_of(t);
+  return raw_bytes(t);
 }
 
 TEST_CASE("fuzz finding 1: dump -f c on a member ending at a type without size refuses, never SIGFPE",
@@ -215,7 +208,7 @@ TEST_CASE("fuzz finding 1, split: dump -f c on a module member of type volatile 
   const std::string base_path = dir.file("base.btf");
   const std::string path = dir.file("module.btf");
   write_file(base_path, pair.base);
-  write_file(path, raw_of(s));
+  write_file(path, raw_bytes(s));
 
   const CDump d = c_dump_in_child([&] { return load_btf_file(path, load_btf_file(base_path, nullptr)); });
   INFO(describe(d));
@@ -253,7 +246,7 @@ TEST_CASE("fuzz finding 3: diff of a decl tag with component index INT32_MAX", "
   const int s = btf__add_struct(b.get(), "s", 4);
   REQUIRE(btf__add_field(b.get(), "x", i32, 0, 0) == 0);
   REQUIRE(btf__add_decl_tag(b.get(), "tag", s, 0x7fffffff) > 0);
-  const auto btf = parsed(raw_of(b.get()));
+  const auto btf = parsed(raw_bytes(b.get()));
   const BtfDiff d = diff_btf(*btf, *btf);
   CHECK(d.layout.empty());
 }
@@ -267,7 +260,7 @@ TEST_CASE("fuzz finding 7: a diff line cut to the terminal's width ends on a who
     const int i32 = btf__add_int(b.get(), "int", 4, BTF_INT_SIGNED);
     REQUIRE(btf__add_struct(b.get(), name.c_str(), size) > 0);
     REQUIRE(btf__add_field(b.get(), "x", i32, 0, 0) == 0);
-    return parsed(raw_of(b.get()));
+    return parsed(raw_bytes(b.get()));
   };
   const auto old_btf = made(4), new_btf = made(8);
   const BtfDiff d = diff_btf(*old_btf, *new_btf);
@@ -291,7 +284,7 @@ std::string with_fwd_type(std::uint32_t type) {
   REQUIRE(btf__add_fwd(b.get(), "later", BTF_FWD_STRUCT) == 2);
   REQUIRE(btf__add_ptr(b.get(), 2) == 3);
   REQUIRE(btf__add_typedef(b.get(), "t", i32) == 4);
-  std::string raw = raw_of(b.get());
+  std::string raw = raw_bytes(b.get());
   // The FWD is the second record: after the int's 12 + 4 bytes, its type field at +8.
   std::memcpy(raw.data() + 24 + 16 + 8, &type, 4);
   return raw;

@@ -349,9 +349,7 @@ TEST_CASE("the index pass: offsets past the first estimate, and the names it col
   REQUIRE(btf__add_field(t, "int", 1, 0, 0) == 0);  // a member named as its type: one string, two kinds
   REQUIRE(btf__add_field(t, "second", 2, 32, 0) == 0);
   REQUIRE(btf__add_typedef(t, "pair", kPointers + 2) > 0);
-  __u32 size = 0;
-  const auto* data = static_cast<const char*>(btf__raw_data(t, &size));
-  const std::string small_records(data, size);
+  const std::string small_records = raw_bytes(t);
 
   const SplitPair pair = split_btf();
   struct Input {
@@ -475,10 +473,7 @@ std::string lookalike_btf(bool big_endian) {
     REQUIRE(btf__add_field(t, "x", 1, 0, 0) == 0);
   }
   for (int i = 0; i < 2000; ++i) REQUIRE(btf__add_ptr(t, 1) > 0);
-  if (big_endian) REQUIRE(btf__set_endianness(t, BTF_BIG_ENDIAN) == 0);
-  __u32 size = 0;
-  const auto* data = static_cast<const char*>(btf__raw_data(t, &size));
-  return std::string(data, size);
+  return raw_bytes(t, big_endian);
 }
 
 // 80,000 named TYPEDEFs, a DATASEC of 20,000 entries that read as PTR records named at offset 2 (the
@@ -494,9 +489,7 @@ std::string lookalike_late_btf() {
   REQUIRE(btf__add_datasec(t, ".data", 0) > 0);
   for (int i = 0; i < 20000; ++i) REQUIRE(btf__add_datasec_var_info(t, 2, 0x02000000u, 0) == 0);
   for (int i = 0; i < 10000; ++i) REQUIRE(btf__add_typedef(t, fmt::format("u{}", i).c_str(), 1) > 0);
-  __u32 size = 0;
-  const auto* data = static_cast<const char*>(btf__raw_data(t, &size));
-  return std::string(data, size);
+  return raw_bytes(t);
 }
 
 TEST_CASE("the index pass on two threads: a kernel's BTF, as libbpf indexes it, and as on one CPU", "[model]") {

@@ -461,10 +461,7 @@ TEST_CASE("specific corruptions name what is wrong", "[robust]") {
     REQUIRE(lib_base != nullptr);
     BtfPtr lib_split(btf__new_empty_split(lib_base.get()));
     REQUIRE(btf__add_ptr(lib_split.get(), 3) == 4);
-    __u32 size = 0;
-    const void* data = btf__raw_data(lib_split.get(), &size);
-    REQUIRE(data != nullptr);
-    const std::string pointer_only(static_cast<const char*>(data), size);
+    const std::string pointer_only = raw_bytes(lib_split.get());
     const auto parsed = parse(pointer_only, base);
     CHECK(parsed->header().str_len == 0);
     CHECK(parsed->end_id() == 5);
@@ -484,10 +481,7 @@ std::string loop_btf() {
   REQUIRE(btf__add_array(t, 7, 5, 2) == 5);            // [5] array of itself
   REQUIRE(btf__add_volatile(t, 6) == 6);               // [6] volatile -> itself
   REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 7);
-  __u32 size = 0;
-  const void* data = btf__raw_data(t, &size);
-  REQUIRE(data != nullptr);
-  return std::string(static_cast<const char*>(data), size);
+  return raw_bytes(t);
 }
 
 // all_kinds_btf() with `count` more INT records after its own: each of its records then has that many
@@ -606,10 +600,7 @@ std::string unprintable_btf(const std::string& which) {
   } else {
     REQUIRE(btf__add_volatile(t, 2) == 2);
   }
-  __u32 size = 0;
-  const void* data = btf__raw_data(t, &size);
-  REQUIRE(data != nullptr);
-  return std::string(static_cast<const char*>(data), size);
+  return raw_bytes(t);
 }
 
 // libbpf's btf_dump (libbpf 1.1.2, and bpftool with it) trusts that its input passed the kernel's checks:
