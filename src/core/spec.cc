@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -261,11 +262,18 @@ int match_member(Context& cx, const Btf& lb, const Accessor& local_acc, const Bt
   return 0;
 }
 
+// One index of an access string, as libbpf reads it with sscanf("%d"): white space first, a sign, then
+// every digit ("1 0" is 1:0 to libbpf). A negative index other than 0, or one past INT_MAX, is refused.
 bool parse_index(std::string_view& s, std::int64_t& out) {
   std::size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r'))) ++i;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  const std::size_t first = i;
   std::int64_t v = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i < 10) v = v * 10 + (s[i++] - '0');
-  if (i == 0 || v > 0x7fffffff) return false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+    v = std::min<std::int64_t>(v * 10 + (s[i] - '0'), std::int64_t{1} << 32);  // past INT_MAX is enough
+  if (i == first || v > 0x7fffffff || (negative && v != 0)) return false;
   out = v;
   s.remove_prefix(i);
   return true;
