@@ -45,7 +45,12 @@ std::int64_t write_start(int fd) {
 void report_check_failed() { check_failed = true; }
 bool check_failed_reported() { return check_failed; }
 
-OutputBuffer::OutputBuffer(int fd, std::string name) : fd_(fd), name_(std::move(name)) { note_output_start(fd); }
+// The buffer takes its size at once: grown from fmt's inline 500 bytes by halves it took thirteen
+// allocations and 290 KB on the way to a flush (check's table of an agent, valgrind).
+OutputBuffer::OutputBuffer(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
+  note_output_start(fd);
+  buf_.reserve(kFlushAt + kFlushAt / 4);
+}
 
 OutputBuffer::OutputBuffer(std::function<int()> open_late, std::string name, std::size_t keep)
     : fd_(-1), name_(std::move(name)), open_late_(std::move(open_late)), keep_(keep) {}
