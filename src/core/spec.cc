@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 
 namespace btfslim::core {
 namespace {
@@ -262,21 +263,31 @@ int match_member(Context& cx, const Btf& lb, const Accessor& local_acc, const Bt
   return 0;
 }
 
-// One index of an access string, as libbpf reads it with sscanf("%d"): white space first, a sign, then
-// every digit ("1 0" is 1:0 to libbpf). A negative index other than 0, or one past INT_MAX, is refused.
+// One index of an access string, as libbpf reads it with sscanf("%d") under glibc: white space first
+// ("1 0" is 1:0 to libbpf), a sign, then every digit, read as a long (strtol: clamped to LONG_MIN and
+// LONG_MAX) and stored in an int, which keeps its low 32 bits: "4294967295" is -1, "2147483648" is
+// INT_MIN. Where a negative index means something to libbpf is parse_spec's to say.
 bool parse_index(std::string_view& s, std::int64_t& out) {
   std::size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r'))) ++i;
   bool negative = false;
   if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
   const std::size_t first = i;
-  std::int64_t v = 0;
+  constexpr std::uint64_t kLongMax = std::numeric_limits<long>::max();
+  std::uint64_t v = 0;  // the magnitude, held at kLongMax + 1 once past it (LONG_MIN's)
   for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
-    v = std::min<std::int64_t>(v * 10 + (s[i] - '0'), std::int64_t{1} << 32);  // past INT_MAX is enough
-  if (i == first || v > 0x7fffffff || (negative && v != 0)) return false;
-  out = v;
+    v = std::min<std::uint64_t>(v * 10 + static_cast<unsigned>(s[i] - '0'), kLongMax + 1);
+  if (i == first) return false;
+  const std::uint64_t as_long = negative ? 0 - v : std::min(v, kLongMax);  // two's complement
+  out = static_cast<std::int32_t>(static_cast<std::uint32_t>(as_long));
   s.remove_prefix(i);
   return true;
+}
+
+// idx * size * 8 as libbpf adds it to a spec's 32-bit bit offset: only the low 32 bits count, so the
+// product is taken modulo 2^64 (an index of -1 is 2^64 - 1) and cut.
+std::uint32_t bits_at(std::int64_t idx, std::int64_t size) {
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(idx) * static_cast<std::uint64_t>(size) * 8);
 }
 
 }  // namespace
@@ -422,7 +433,9 @@ int parse_spec(Context& cx, const Btf& local, const CoreRelocation& r, std::stri
   spec.raw_len = raw_len;
 
   if (is_enumval_kind(r.kind)) {
-    if (!is_any_enum(root_kind) || raw_len > 1 || raw[0] >= local.type(id).vlen()) return -EINVAL;
+    // A negative index is libbpf's too (its check compares it as an int with the 16-bit count), and it
+    // reads the enumerator before the first: nothing to agree with, so it is refused.
+    if (!is_any_enum(root_kind) || raw_len > 1 || raw[0] < 0 || raw[0] >= local.type(id).vlen()) return -EINVAL;
     const TypeView t = local.type(id);
     const std::uint32_t name_off = root_kind == Kind::Enum ? t.enum_value(raw[0]).name_off : t.enum64_value(raw[0]).name_off;
     spec.acc[0].name = local.str(name_off);
@@ -433,7 +446,8 @@ int parse_spec(Context& cx, const Btf& local, const CoreRelocation& r, std::stri
 
   std::int64_t sz = resolve_size(cx, local, id);
   if (sz < 0) return static_cast<int>(sz);
-  spec.bit_offset = static_cast<std::uint32_t>(raw[0] * sz * 8);
+  // The first index may be negative, as to libbpf: the element before the one pointed at.
+  spec.bit_offset = bits_at(raw[0], sz);
 
   for (int i = 1; i < raw_len; ++i) {
     if (!skip_mods_and_typedefs(local, id, id)) return -EINVAL;
@@ -441,7 +455,7 @@ int parse_spec(Context& cx, const Btf& local, const CoreRelocation& r, std::stri
     const std::int64_t idx = raw[i];
     if (is_composite(k)) {
       const TypeView t = local.type(id);
-      if (idx >= t.vlen()) return -EINVAL;
+      if (idx < 0 || idx >= t.vlen()) return -EINVAL;  // negative: libbpf reads before the members
       const Member m = t.member(static_cast<unsigned>(idx));
       spec.bit_offset += t.member_bit_offset(m);
       spec.raw[i] = {id, static_cast<std::uint32_t>(idx), true};
@@ -456,11 +470,12 @@ int parse_spec(Context& cx, const Btf& local, const CoreRelocation& r, std::stri
       spec.raw[i] = {id, static_cast<std::uint32_t>(idx), false};
       if (!skip_mods_and_typedefs(local, a.type, id)) return -EINVAL;
       const bool flex = is_flex_array(local, spec.acc[spec.len - 1], a);
-      if (!flex && idx >= a.nelems) return -EINVAL;
+      // Compared unsigned, as libbpf does: a negative index only into a flexible array.
+      if (!flex && static_cast<std::uint32_t>(idx) >= a.nelems) return -EINVAL;
       spec.acc[spec.len++] = {id, static_cast<std::uint32_t>(idx), {}, false};
       sz = resolve_size(cx, local, id);
       if (sz < 0) return static_cast<int>(sz);
-      spec.bit_offset += static_cast<std::uint32_t>(idx * sz * 8);
+      spec.bit_offset += bits_at(idx, sz);
     } else {
       return -EINVAL;
     }
@@ -541,7 +556,7 @@ int spec_match(Context& cx, const Spec& local, const Btf& tb, TypeId tid, Spec& 
     out.raw[out.raw_len++] = {step_type, la.idx, false};
     const std::int64_t sz = resolve_size(cx, tb, tid);
     if (sz < 0) return static_cast<int>(sz);
-    out.bit_offset += static_cast<std::uint32_t>(std::int64_t{la.idx} * sz * 8);
+    out.bit_offset += bits_at(la.idx, sz);
   }
   return 1;
 }
@@ -556,7 +571,7 @@ std::string format_spec(const Spec& spec) {
     if (a.named)
       out += fmt::format(".{}", esc(a.name));
     else if (i > 0 || a.idx > 0)
-      out += fmt::format("[{}]", a.idx);
+      out += fmt::format("[{}]", static_cast<std::int32_t>(a.idx));  // as the access string has it: [-1]
   }
   return out;
 }

@@ -239,6 +239,59 @@ TEST_CASE("check agrees with libbpf where two records name one instruction", "[c
   CHECK_THAT(r.out, Contains("unexpected instruction value: got 0, expected 1"));
 }
 
+TEST_CASE("check reads access strings as libbpf's sscanf does: white space, signs, a negative first index", "[check]") {
+  // Found by fuzz_core_libbpf: libbpf reads each index with sscanf("%d"), so "1 0" is 1:0 (finding 9,
+  // fuzz/corpus/core_libbpf/access-with-white-space) and "-1:2" takes the element before the one
+  // pointed at, at a 32-bit bit offset that wraps (finding 11); btfslim refused both. Every access
+  // string of the objects is rewritten in place, one way per object: its colons made blanks, and
+  // "0:A:..." made "-A:..." (the first index negative) or "+0:..." cut to fit.
+  if (const std::string why = bpf_unavailable_reason(); !why.empty()) return skip(why);
+  std::vector<std::string> targets = {core_target("moved"), core_target("missing")};
+  if (const std::string vmlinux = running_vmlinux(); !vmlinux.empty()) targets.push_back(vmlinux);
+  const TempDir dir;
+  std::vector<std::string> differences;
+  std::size_t runs = 0;
+  using Rewrite = std::string (*)(const std::string&);
+  const std::pair<const char*, Rewrite> rewrites[] = {
+      {"blanks", [](const std::string& a) {
+         std::string b = a;
+         std::replace(b.begin(), b.end(), ':', ' ');
+         return b;
+       }},
+      {"negative", [](const std::string& a) { return a.size() > 2 && a.starts_with("0:") ? "-" + a.substr(2) : a; }},
+      {"plus", [](const std::string& a) { return a.size() > 3 && a.starts_with("0:") ? "+0" + a.substr(3) : a; }},
+  };
+  for (const char* name : {"core_fields", "core_enums"}) {
+    const std::string original = test_object(name);
+    for (const auto& [how, rewrite] : rewrites) {
+      std::string image = read_file(original);
+      const SectionPlace btf = elf_section(image, ".BTF");
+      const std::size_t strings = btf.offset + get_u32(image, btf.offset + 4) + get_u32(image, btf.offset + 16);
+      std::set<std::uint32_t> done;
+      std::size_t changed = 0;
+      for_each_core_record(image, original, [&](const std::string&, std::size_t record) {
+        const std::uint32_t off = get_u32(image, record + 8);
+        if (!done.insert(off).second) return;
+        const std::string access(image.c_str() + strings + off);
+        const std::string now = rewrite(access);
+        if (now == access) return;
+        REQUIRE(now.size() <= access.size());
+        image.replace(strings + off, access.size(), now + std::string(access.size() - now.size(), '\0'));
+        ++changed;
+      });
+      if (changed == 0) continue;
+      const std::string object = dir.file(std::string(name) + "." + how + ".bpf.o");
+      write_file(object, image);
+      for (const std::string& target : targets) {
+        compare(object, target, differences);
+        ++runs;
+      }
+    }
+  }
+  CHECK(runs > 0);
+  report(differences, runs);
+}
+
 TEST_CASE("check exits 0 when libbpf patches everything, 1 when it poisons or fails anything", "[check]") {
   if (const std::string why = bpf_unavailable_reason(); !why.empty()) return skip(why);
   for (const std::string& object : core_corpus_objects())
