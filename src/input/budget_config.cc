@@ -153,6 +153,8 @@ class NonAsciiScan {
         string(c);
       } else if (!is_ascii(c)) {
         syntax_error("a non-ASCII character outside a string or comment");
+      } else if (expect_ == Value && starts_bare_value(c)) {
+        bare_value();
       } else {
         punctuation(c);
         ++i_;
@@ -212,6 +214,19 @@ class NonAsciiScan {
         if (expect_ == Value) expect_ = AfterValue;  // a number, boolean or date
         return;
     }
+  }
+
+  // A value without quotes (a number, boolean, date or time) runs, to toml++, up to white space, a
+  // bracket or brace that closes, a comma or a comment, whatever it holds: a quote inside it opens no
+  // string (fuzz finding 12: in 'e = [0:["x...' toml++ took the rest of the line for one value and
+  // classified its non-ASCII characters). So is it read here, and none of it may be non-ASCII.
+  static bool starts_bare_value(char c) {
+    return std::string_view(" \t\r\n\v\f[]{},#=.\"'").find(c) == std::string_view::npos;
+  }
+  void bare_value() {
+    for (; i_ < text_.size() && std::string_view(" \t\r\n\v\f]},#").find(text_[i_]) == std::string_view::npos; ++i_)
+      if (!is_ascii(text_[i_])) syntax_error("a non-ASCII character outside a string or comment");
+    expect_ = AfterValue;
   }
 
   // A table header's first key, past its bracket(s) at i_ and any blanks: toml++ 3.3 reads it assuming a
