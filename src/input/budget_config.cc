@@ -8,10 +8,11 @@
 #include "btfslim/error.h"
 
 // toml++ 3.3.0 (Debian 12) checks its own parser's preconditions with assertions that malformed input
-// can break: "e= [[}" then "[1" reaches parse_value() at a value terminator (fuzz finding 10; upstream
-// fixed such cases later). With NDEBUG they compile to nothing and the parser reports a syntax error;
-// without it (meson's plain build type, as distributions build) the process aborted. So every build
-// reads a budget file as the release build does, and the fuzzer checks that path under ASan.
+// can break: "e=[}" (an array closed by a brace) reaches parse_value() at a value terminator (fuzz
+// finding 10). With NDEBUG they compile to nothing under g++ and the parser reports a syntax error;
+// without it (meson's plain build type, as distributions build) the process aborted, and under clang
+// with NDEBUG they become __builtin_assume, which a broken precondition makes undefined. So every
+// build reads a budget file as g++'s release build does, and the fuzzer checks that path under ASan.
 #include <toml++/impl/preprocessor.h>
 #undef TOML_ASSERT
 #undef TOML_ASSERT_ASSUME
