@@ -252,7 +252,7 @@ TEST_CASE("fuzz finding 2: a table header that does not begin with a key is a sy
 }
 
 TEST_CASE("fuzz finding 12: a non-ASCII character in an unquoted value is a syntax error", "[robust]") {
-  for (const char* value : {"[0:[\"xx\xef\xb9\xbfx", "0\"\xc2\xa0\"", "1979-05-27T07:32:00\xd0\x96", "tru\xe2\x80\x83e"}) {
+  for (const char* value : {"[0:[\"xx\xef\xb9\xbfx", "0\"\xc2\xa0\"", "1979-05-27T07:32:00\xd0\x96", "tru\xe2\x80\x83" "e"}) {
     INFO(value);
     const std::string text = std::string("[[budget]]\nname = \"a\"\ntotal = ") + value + "\n";
     CHECK_THROWS_WITH(parse_budget_config(text, "b.toml"),
