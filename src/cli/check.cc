@@ -205,11 +205,13 @@ void run_check(const CheckArgs& args) {
     auto refs = kernel_references(*object, attach, &used);
     asked.add(*object, refs);
     // The programs its loader may leave out, or choose between: read now, so that a glob that names
-    // nothing is refused before any output. A streamed object's are read again with it, so without
-    // globs to try they wait for that.
-    if (stream && args.optional.empty()) continue;
+    // nothing is refused before any output. A streamed object's are read again with it: here only
+    // when there are globs to try.
+    if (stream) {
+      if (!args.optional.empty()) object_programs(*object, refs, args.optional, &used_optional);
+      continue;
+    }
     auto programs = object_programs(*object, refs, args.optional, &used_optional);
-    if (stream) continue;
     object->release_pages();
     run.objects.push_back(std::move(object));
     run.kernel_refs.push_back(std::move(refs));

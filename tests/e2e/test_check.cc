@@ -261,7 +261,8 @@ TEST_CASE("check reads access strings as libbpf's sscanf does: white space, sign
       {"negative", [](const std::string& a) { return a.size() > 2 && a.starts_with("0:") ? "-" + a.substr(2) : a; }},
       {"plus", [](const std::string& a) { return a.size() > 3 && a.starts_with("0:") ? "+0" + a.substr(3) : a; }},
   };
-  for (const char* name : {"core_fields", "core_enums"}) {
+  // core_fields: the enum objects' access strings are single indexes, which none of these rewrites.
+  for (const char* name : {"core_fields"}) {
     const std::string original = test_object(name);
     for (const auto& [how, rewrite] : rewrites) {
       std::string image = read_file(original);
