@@ -28,6 +28,7 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include <pthread.h>
@@ -360,12 +361,17 @@ std::optional<std::uint32_t> guess_record_start(std::span<const std::uint8_t> ty
   return std::nullopt;
 }
 
-// The chunks of a type section indexed from both ends, and what the thread from the back read. It
-// writes a chunk's offsets, and with Collect its names, into the arrays the whole goes to, as far up
-// as the chunk could start at most: at its start's byte / 12 for offsets (a record takes 12 bytes or
-// more), / 8 for names (a name takes 8 of a record's bytes or more). What comes before stays below,
-// and the chunk is moved down to where it goes when it is taken. Only its names' bits go to a bitmap
-// of its own, since a word of it may hold bits of both threads' names.
+// The chunks of a type section indexed from both ends, and what the thread from the back read. The
+// offsets' array is sized for the records a section has on average (see index_records), not for the
+// most it could hold, so neither thread knows where the other's records go: each takes room as it
+// goes, under one lock, taken once per chunk. The front takes, before a chunk, room above its offsets
+// for the most records the chunk could hold (one per 12 bytes); the back reads a chunk into a scratch
+// array and takes, from the top of the array down, the room its records need. A chunk that does not
+// fit below the back's is left to the front, as is every chunk below it: when the front is done, the
+// back's chunks are in order at the top, and are moved down to where they go as they are taken. With
+// Collect, the back writes a chunk's names into the names' arrays as far up as the chunk could start
+// at most, at its start's byte / 8 (a name takes 8 of a record's bytes or more). Only its names' bits
+// go to a bitmap of its own, since a word of it may hold bits of both threads' names.
 template <bool Swapped, bool Collect>
 class BackReader {
  public:
@@ -379,6 +385,7 @@ class BackReader {
     // Read from the back: how many offsets and names, and whether its records ended exactly at `end`
     // (not: a bad record, or a guess that was inside a record).
     std::uint32_t count = 0, name_count = 0;
+    std::uint32_t at = 0;  // where its offsets are in the array
     bool whole = false;
     std::uint32_t max_name = 0;
     TypeId max_ref = 0;
@@ -397,21 +404,29 @@ class BackReader {
     for (unsigned j = 0; j < count_; ++j)
       chunks_[j].begin = static_cast<std::uint32_t>(std::uint64_t{len} * j / kMaxChunks) & ~3u;
     for (unsigned j = 0; j < count_; ++j) chunks_[j].end = j + 1 < count_ ? chunks_[j + 1].begin : len;
-    claims_.store(count_ << 16);
+    front_next_ = 0;
+    back_next_ = count_;
+  }
+  // The most records a chunk the back reads can hold: its guessed start is at most 4 KiB past the
+  // planned one, and so is the next chunk's, which ends it.
+  std::size_t most_per_chunk() const {
+    std::uint32_t longest = 0;
+    for (unsigned j = 0; j < count_; ++j) longest = std::max(longest, chunks_[j].end - chunks_[j].begin);
+    return (std::size_t{longest} + 4096 + kTypeHeaderSize - 1) / kTypeHeaderSize + 1;
   }
   unsigned count() const { return count_; }
   const Chunk& chunk(unsigned j) const { return chunks_[j]; }
-  std::span<const std::uint32_t> offsets(const Chunk& c) const { return {offsets_ + c.begin / kTypeHeaderSize, c.count}; }
+  std::span<const std::uint32_t> offsets(const Chunk& c) const { return {offsets_ + c.at, c.count}; }
   std::span<const std::uint32_t> names(const Chunk& c) const { return {at_ + c.begin / 8, c.name_count}; }
   const std::uint8_t* marks(const Chunk& c) const { return marks_ + c.begin / 8; }
   // The bits of every name the thread wrote, whatever became of its chunks.
   const ZeroedArray<std::uint64_t>& named() const { return named_; }
 
-  // Starts the thread, writing to `offsets` (room for the section's most records) and, with Collect,
-  // `names` (RecordNames::start's arrays). False where this process may run on one CPU only, or no
-  // thread could be made: there is then no back.
-  bool start(std::span<const std::uint8_t> types, std::uint32_t* offsets, RecordNames* names,
-             std::uint32_t string_base, std::uint32_t string_len) {
+  // Starts the thread, writing to the top of `offsets` (room for `capacity`), by way of `scratch` (room
+  // for most_per_chunk()), and, with Collect, to `names` (RecordNames::start's arrays). False where
+  // this process may run on one CPU only, or no thread could be made: there is then no back.
+  bool start(std::span<const std::uint8_t> types, std::uint32_t* offsets, std::size_t capacity, std::uint32_t* scratch,
+             RecordNames* names, std::uint32_t string_base, std::uint32_t string_len) {
     // On another CPU than this one: a new thread is otherwise put on its parent's CPU, where it waits
     // until this thread blocks or is preempted (milliseconds), not on the idle one (50 us).
     cpu_set_t cpus;
@@ -428,6 +443,8 @@ class BackReader {
     done_ = std::make_shared<std::atomic<int>>(0);
     types_ = types;
     offsets_ = offsets;
+    back_low_ = capacity;
+    scratch_ = scratch;
     if constexpr (Collect) {
       at_ = names->at.data();
       marks_ = names->marks.data();
@@ -440,12 +457,16 @@ class BackReader {
     pthread_attr_destroy(&attr);
     return running_;
   }
-  // For this thread: takes chunk j from the front, unless the back has it already.
-  bool claim_front(unsigned j) {
-    std::uint32_t claims = claims_.load(std::memory_order_relaxed);
-    do {
-      if ((claims & 0xffff) != j || j >= claims >> 16) return false;
-    } while (!claims_.compare_exchange_weak(claims, claims + 1, std::memory_order_acq_rel));
+  // For this thread: takes chunk j from the front, to read from byte `off` to its end, with room for
+  // a record per 12 bytes from offset `from` on, unless the back has the chunk or the room already.
+  bool claim_front(unsigned j, std::size_t from, std::uint32_t off) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (front_next_ != j || j >= back_next_) return false;
+    const std::uint32_t end = chunks_[j].end;  // the back writes only to chunks it took
+    const std::size_t most = off < end ? (end - off - 1) / kTypeHeaderSize + 1 : 0;
+    if (from + most > back_low_) return false;
+    ++front_next_;
+    front_limit_ = from + most;
     return true;
   }
   // Once its chunks are read, the thread reads a byte of each page of `bytes` (which `owner` keeps
@@ -487,13 +508,12 @@ class BackReader {
   }
   static void read_chunks(BackReader& r) {
     while (!r.stop_.load(std::memory_order_relaxed)) {
-      std::uint32_t claims = r.claims_.load(std::memory_order_relaxed);
       unsigned j;
-      do {
-        const unsigned front = claims & 0xffff, back = claims >> 16;
-        if (front >= back) return;
-        j = back - 1;
-      } while (!r.claims_.compare_exchange_weak(claims, (j << 16) | (claims & 0xffff), std::memory_order_acq_rel));
+      {
+        const std::lock_guard<std::mutex> lock(r.mutex_);
+        if (r.front_next_ >= r.back_next_) return;
+        j = --r.back_next_;
+      }
       Chunk& c = r.chunks_[j];
       // Where no record start is found near its planned start, this chunk and those below it are the
       // front's (`whole` stays false). A chunk above this one was the back's: its guess ends this one.
@@ -501,7 +521,7 @@ class BackReader {
       if (!start) return;
       c.begin = *start;
       if (j + 1 < r.count_) c.end = r.chunks_[j + 1].begin;
-      std::uint32_t* const first = r.offsets_ + c.begin / kTypeHeaderSize;
+      std::uint32_t* const first = r.scratch_;
       std::uint32_t* out = first;
       RecordNames::Writer writer;
       if constexpr (Collect)
@@ -510,7 +530,15 @@ class BackReader {
       // Its most records fit: `stop` is never reached.
       const std::uint32_t reached = scan_records<Swapped, Collect>(r.types_, c.begin, c.end, out, nullptr, c.max_name,
                                                                    c.max_ref, &writer);
-      c.count = static_cast<std::uint32_t>(out - first);
+      const auto count = static_cast<std::uint32_t>(out - first);
+      {
+        const std::lock_guard<std::mutex> lock(r.mutex_);
+        if (r.back_low_ - r.front_limit_ < count) return;  // no room: the front reads it, and those below
+        r.back_low_ -= count;
+        c.at = static_cast<std::uint32_t>(r.back_low_);
+      }
+      std::memcpy(r.offsets_ + c.at, first, std::size_t{count} * sizeof *first);
+      c.count = count;
       c.whole = reached == c.end;
       if constexpr (Collect) c.name_count = static_cast<std::uint32_t>(writer.at_end() - (r.at_ + c.begin / 8));
     }
@@ -518,10 +546,15 @@ class BackReader {
 
   std::array<Chunk, kMaxChunks> chunks_{};
   unsigned count_ = 0;
-  std::atomic<std::uint32_t> claims_{0};  // the next chunk from the front (low half), one past the next from the back
+  // Under the lock: the next chunk from the front, one past the next from the back, and the room each
+  // holds in the offsets' array: the front below front_limit_, the back from back_low_ up.
+  std::mutex mutex_;
+  unsigned front_next_ = 0, back_next_ = 0;
+  std::size_t front_limit_ = 0, back_low_ = 0;
   std::atomic<bool> stop_{false};
   std::span<const std::uint8_t> types_;
   std::uint32_t* offsets_ = nullptr;
+  std::uint32_t* scratch_ = nullptr;
   std::uint32_t* at_ = nullptr;
   std::uint8_t* marks_ = nullptr;
   ZeroedArray<std::uint64_t> named_;
@@ -548,22 +581,25 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   const auto len = static_cast<std::uint32_t>(types.size());
   // The offsets' array is sized for records of 24 bytes on average (vmlinux's are 25) and doubled when
   // that is short: the bound a record's 12 bytes give would leave a hole in the memory pool that what
-  // comes after cannot use (memory.h). In the pool: half a megabyte for a kernel, in the huge page that
-  // measure's analysis, or check's and minimize's relocation results (CoreResults), go on to fill.
+  // comes after cannot use (memory.h), and twice the memory asked for. In the pool: half a megabyte for
+  // a kernel, in the huge page that measure's analysis, or check's and minimize's relocation results
+  // (CoreResults), go on to fill. Split, it is not doubled while the back writes to it, so it has a
+  // chunk's most records more, the room the front takes and may not fill where the two meet.
   const std::size_t most = len / kTypeHeaderSize + 1;
+  ZeroedArray<std::uint32_t> scratch;  // the back thread's: declared first, so that it outlives the thread
   std::optional<BackReader<Swapped, Collect>> back;
   if (len >= kSplitFrom && second_thread_allowed.load(std::memory_order_relaxed)) {
     back.emplace();
     back->plan(types);
     if (back->count() < 2) back.reset();
   }
-  // The names' arrays first: split, the offsets' array is sized for the most records there can be (the
-  // back writes to it, and it must not move), and what it gives back at the end is then at the pool's
-  // top, for what comes next to use.
+  // The names' arrays first, then the back's scratch array, which is given back before the offsets'
+  // array is: what that gives back at the end is then at the pool's top, for what comes next to use.
   RecordNames::Writer writer;
   if constexpr (Collect) writer = names->start(len, string_base, string_len);
   auto allocate = [](std::size_t n) { return ZeroedArray<std::uint32_t>::for_overwrite(n); };
-  std::size_t capacity = back ? most : std::min<std::size_t>(len / 24 + 16, most);
+  if (back) scratch = allocate(back->most_per_chunk());
+  std::size_t capacity = std::min<std::size_t>(len / 24 + 16 + scratch.size(), most);
   offsets = allocate(capacity);
   std::uint32_t* first = offsets.data();
   std::uint32_t* out = first;
@@ -599,14 +635,15 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
     }
   };
   if (back) back->warm_after(strings, owner);
-  if (back && !back->start(types, first, names, string_base, string_len)) back.reset();
+  if (back && !back->start(types, first, capacity, scratch.data(), names, string_base, string_len)) back.reset();
   if (back) {
     // The chunks from the front, read straight into `offsets`, each from where the one before ended,
-    // up to the back's. Then the chunks the back read, from the one that starts where the front stopped
-    // (its guess was no record start otherwise), as long as each ended where the next begins; the rest,
-    // if any, is read here below.
+    // up to the back's, with room for a record per 12 bytes up to its end. Then the chunks the back
+    // read, from the one that starts where the front stopped (its guess was no record start otherwise),
+    // as long as each ended where the next begins; the rest, if any, is read here below, over what is
+    // left of the back's.
     unsigned j = 0;
-    for (; j < back->count() && back->claim_front(j); ++j) read_to(back->chunk(j).end);
+    for (; j < back->count() && back->claim_front(j, out - first, off); ++j) read_to(back->chunk(j).end);
     back->finish();
     // A chunk read from the start of one taken stands (a guess the records before it land on). The
     // names' bits the back set go in all at once where every chunk it read is taken (they run to the
@@ -618,7 +655,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
     for (; j < taken_end; ++j) {
       const auto& c = back->chunk(j);
       const auto read = back->offsets(c);
-      make_room(read.size());  // within the ids there are (the array has room)
+      make_room(read.size());  // within the ids there are (the array has room: the chunk is above `out`)
       std::memmove(out, read.data(), read.size_bytes());
       out += read.size();
       off = c.end;
@@ -634,6 +671,7 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
       if (all_taken)
         for (std::size_t w = 0; w < names->named.size(); ++w) names->named[w] |= back->named()[w];
     back.reset();
+    scratch = {};
   }
   read_to(len);
   if constexpr (Collect) names->finish(writer);
