@@ -1,5 +1,6 @@
 // Independent pieces of work on the CPUs this process may use: a thousand modules of a kernel tree,
-// each read, rewritten and compressed on its own.
+// each read, rewritten and compressed on its own; or, for one input, a second piece of work beside the
+// one this thread does (measure's string shares beside its reference graph).
 #pragma once
 
 #include <sched.h>
@@ -8,6 +9,8 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -48,5 +51,29 @@ void parallel_for(std::size_t n, unsigned jobs, Fn&& fn) {
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
 }
+
+// Starts run(arg) on a detached thread on another CPU than this one. False where this process may run
+// on one CPU only, or no thread could be made. Another CPU, because a new thread is otherwise put on its
+// parent's CPU, where it waits until this thread blocks or is preempted (milliseconds), not on the idle
+// one (50 us). Detached, so that whoever waits for it waits for a flag of its own rather than a join: a
+// thread's exit takes 50 us after its last write, which a join would wait for.
+bool start_beside(void* (*run)(void*), void* arg);
+
+// One piece of work on another CPU (start_beside), begun when this is made, waited for by wait(), which
+// rethrows what it threw. Where no thread can be had it is done at wait(), on this thread. What `fn`
+// refers to must live until wait() returns; the destructor waits too, and swallows an exception.
+class Beside {
+ public:
+  explicit Beside(std::function<void()> fn);
+  Beside(const Beside&) = delete;
+  Beside& operator=(const Beside&) = delete;
+  ~Beside();
+  void wait();
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;  // shared with the thread, which drops its share once done is set
+  bool waited_ = false;
+};
 
 }  // namespace btfslim

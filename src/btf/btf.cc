@@ -22,6 +22,7 @@
 #include "btfslim/btf.h"
 
 #include "btfslim/error.h"
+#include "btfslim/parallel.h"
 
 #include <algorithm>
 #include <array>
@@ -30,9 +31,6 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-
-#include <pthread.h>
-#include <sched.h>
 
 namespace btfslim {
 namespace {
@@ -427,19 +425,6 @@ class BackReader {
   // this process may run on one CPU only, or no thread could be made: there is then no back.
   bool start(std::span<const std::uint8_t> types, std::uint32_t* offsets, std::size_t capacity, std::uint32_t* scratch,
              RecordNames* names, std::uint32_t string_base, std::uint32_t string_len) {
-    // On another CPU than this one: a new thread is otherwise put on its parent's CPU, where it waits
-    // until this thread blocks or is preempted (milliseconds), not on the idle one (50 us).
-    cpu_set_t cpus;
-    const int here = sched_getcpu();
-    if (here < 0 || sched_getaffinity(0, sizeof cpus, &cpus) != 0 || !CPU_ISSET(here, &cpus)) return false;
-    CPU_CLR(here, &cpus);
-    if (CPU_COUNT(&cpus) == 0) return false;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0) return false;
-    pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus);
-    // Detached, and waited for by a flag of its own rather than joined: a thread's exit takes 50 us
-    // after its last write here, which a join would wait for.
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     done_ = std::make_shared<std::atomic<int>>(0);
     types_ = types;
     offsets_ = offsets;
@@ -452,9 +437,7 @@ class BackReader {
       string_base_ = string_base;
       string_len_ = string_len;
     }
-    pthread_t thread;
-    running_ = pthread_create(&thread, &attr, &BackReader::run, this) == 0;
-    pthread_attr_destroy(&attr);
+    running_ = start_beside(&BackReader::run, this);
     return running_;
   }
   // For this thread: takes chunk j from the front, to read from byte `off` to its end, with room for

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
@@ -215,6 +216,22 @@ std::string running_vmlinux() {
 }
 
 void skip(const std::string& why) { std::printf("btfslim-test: SKIP: %s\n", why.c_str()); }
+
+void on_one_cpu(const std::function<void()>& fn) {
+  cpu_set_t all, one;
+  const int here = sched_getcpu();
+  if (here < 0 || sched_getaffinity(0, sizeof all, &all) != 0) throw std::runtime_error("cannot read this thread's CPUs");
+  CPU_ZERO(&one);
+  CPU_SET(here, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) throw std::runtime_error("cannot keep this thread on one CPU");
+  try {
+    fn();
+  } catch (...) {
+    sched_setaffinity(0, sizeof all, &all);
+    throw;
+  }
+  if (sched_setaffinity(0, sizeof all, &all) != 0) throw std::runtime_error("cannot give this thread its CPUs back");
+}
 
 std::string running_release() {
   struct utsname u {};

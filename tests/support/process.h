@@ -1,6 +1,7 @@
 // Running the real btfslim binary (and oracles such as bpftool) from tests.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,11 @@ void write_file(const std::string& path, const std::string& bytes);
 std::string running_vmlinux();
 // Prints a visible skip line (counted by scripts/test.sh) and returns.
 void skip(const std::string& why);
+
+// Runs `fn` with this thread allowed on its current CPU only (where btfslim starts no second thread:
+// Btf::parse's index pass, Beside), then as before, also when `fn` throws. Throws std::runtime_error
+// when the affinity cannot be set.
+void on_one_cpu(const std::function<void()>& fn);
 
 // The shared corpus of real projects' objects (MANIFEST.tsv and the objects under it): $BTFSLIM_TEST_CORPUS,
 // else ../shared/corpus beside the checkout, else /work/shared/corpus; "" where none is here (tests that

@@ -4,6 +4,7 @@
 #include "btfslim/graph.h"
 #include "btfslim/input.h"
 #include "btfslim/kernel_memory.h"
+#include "btfslim/parallel.h"
 #include "btf_bytes.h"
 #include "fixtures.h"
 #include "libbpf_oracle.h"
@@ -16,8 +17,11 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
+#include <thread>
 
 using namespace btfslim;
 using test::BtfPtr;
@@ -245,6 +249,53 @@ TEST_CASE("footprint invariants on the running kernel's BTF", "[footprint]") {
     for (std::size_t v = 0; v < seen.size(); ++v)
       if (seen[v]) bytes += fp.own[v];
     CHECK(alone.bytes == Approx(bytes).margin(1e-3));  // each own rounded to 2^-24 of a byte
+  }
+}
+
+// The reference graph is built on a second CPU beside the string shares (Beside), or after them on this
+// one where there is no other: the same figures either way.
+TEST_CASE("the footprint of the running kernel's BTF on one CPU is the one on two", "[footprint]") {
+  const std::string path = btfslim::test::running_vmlinux();
+  if (path.empty()) return btfslim::test::skip("no /sys/kernel/btf/vmlinux on this machine");
+  const auto btf = load_btf(path);
+  const Footprint both(*btf);
+  std::optional<Footprint> one;
+  btfslim::test::on_one_cpu([&] { one.emplace(*btf); });
+  auto same = [](const auto& a, const auto& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
+  CHECK(same(both.own, one->own));
+  CHECK(same(both.retained, one->retained));
+  CHECK(same(both.strings.per_type, one->strings.per_type));
+  CHECK(same(both.dominators.idom, one->dominators.idom));
+  CHECK(same(both.dominators.preorder, one->dominators.preorder));
+  CHECK(both.graph.edge_count() == one->graph.edge_count());
+  CHECK(both.file.referenced_string_bytes == one->file.referenced_string_bytes);
+  for (unsigned k = 0; k <= kMaxKind; ++k) CHECK(both.file.kinds[k].string_bytes == one->file.kinds[k].string_bytes);
+}
+
+TEST_CASE("Beside: work on another CPU, what it throws rethrown by wait, and on one CPU done at wait", "[footprint]") {
+  const std::thread::id here = std::this_thread::get_id();
+  std::thread::id ran_on;
+  {
+    Beside b([&] { ran_on = std::this_thread::get_id(); });
+    b.wait();
+  }
+  if (available_cpus() > 1) CHECK(ran_on != here);
+  Beside failing([] { throw std::runtime_error("from beside"); });
+  CHECK_THROWS_WITH(failing.wait(), "from beside");
+  CHECK_NOTHROW(failing.wait());  // once
+  btfslim::test::on_one_cpu([&] {
+    int done = 0;
+    Beside b([&] {
+      ran_on = std::this_thread::get_id();
+      ++done;
+    });
+    CHECK(done == 0);
+    b.wait();
+    CHECK(done == 1);
+    CHECK(ran_on == here);
+  });
+  {
+    Beside unwaited([] { throw std::runtime_error("nobody waits"); });  // the destructor waits and swallows it
   }
 }
 

@@ -15,7 +15,6 @@
 #include <bpf/btf.h>
 #include <catch2/catch.hpp>
 #include <fmt/ranges.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -440,23 +439,6 @@ Indexed indexed_with_names(std::span<const std::uint8_t> bytes) {
 }
 std::span<const std::uint8_t> bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-// Runs `fn` with this thread allowed on its current CPU only (where Btf::parse starts no thread).
-template <typename Fn>
-void on_one_cpu(Fn&& fn) {
-  cpu_set_t all, one;
-  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
-  CPU_ZERO(&one);
-  CPU_SET(sched_getcpu(), &one);
-  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
-  try {
-    fn();
-  } catch (...) {
-    sched_setaffinity(0, sizeof all, &all);
-    throw;
-  }
-  REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
 }
 
 // A type section of 1.6 MB: an INT, then two DATASECs of 65,535 entries each, every entry (type 0,
