@@ -25,6 +25,7 @@
 #include "btfslim/footprint.h"
 #include "btfslim/memory.h"
 #include "btfslim/output.h"
+#include "btfslim/parallel.h"
 
 #include <fmt/format.h>
 
@@ -514,6 +515,13 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, const DiffParts& parts)
   KeyNode void_key;
   const std::uint32_t void_node = table.intern(void_key);
 
+  // The string shares need nothing of the keys: they are worked out on a second CPU meanwhile.
+  StringAttribution old_strings, new_strings;
+  Beside shares([&] {
+    old_strings = attribute_strings(old_btf);
+    if (!same) new_strings = attribute_strings(new_btf);
+  });
+
   // The same BTF on both sides (one file named twice, read once) has the same keys and sizes: they are
   // computed once and compared with themselves.
   Side old_side(old_btf, table, void_node);
@@ -529,10 +537,10 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, const DiffParts& parts)
   const ZeroedArray<std::uint32_t> old_keys = final_keys(old_btf, old_side, table, base_nodes);
   const ZeroedArray<std::uint32_t> new_keys = same ? ZeroedArray<std::uint32_t>() : final_keys(new_btf, new_side, table, base_nodes);
 
-  const StringAttribution old_strings = attribute_strings(old_btf);
+  shares.wait();
   const Sizes before = side_sizes(old_btf, old_keys, old_strings, table.size());
   std::optional<Sizes> other_sizes;
-  if (!same) other_sizes.emplace(side_sizes(new_btf, new_keys, attribute_strings(new_btf), table.size()));
+  if (!same) other_sizes.emplace(side_sizes(new_btf, new_keys, new_strings, table.size()));
   const Sizes& after = same ? before : *other_sizes;
 
   BtfDiff out;
