@@ -21,6 +21,7 @@
 #include "btfslim/memory.h"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,11 @@ struct StringAttribution {
   std::uint64_t unreferenced_bytes = 0;  // own string bytes nothing names, the leading "" included
   std::array<std::uint64_t, kExtUses> ext_bytes{};  // bytes no type names that .BTF.ext does, per use
 };
+
+// A type section from this size up is worth a second thread (Beside, parallel.h) for the work on it
+// that can go beside other work: its string shares or its reference graph. Vmlinux's (3 MB) take a
+// millisecond each; starting a thread takes a tenth of that.
+constexpr std::size_t kTypesWorthAThread = std::size_t{256} << 10;
 
 // `names`: the records' names, where Btf::parse collected them (else they are collected here); `ext`:
 // what the object's .BTF.ext names, where there is one.

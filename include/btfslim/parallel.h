@@ -60,11 +60,12 @@ void parallel_for(std::size_t n, unsigned jobs, Fn&& fn) {
 bool start_beside(void* (*run)(void*), void* arg);
 
 // One piece of work on another CPU (start_beside), begun when this is made, waited for by wait(), which
-// rethrows what it threw. Where no thread can be had it is done at wait(), on this thread. What `fn`
-// refers to must live until wait() returns; the destructor waits too, and swallows an exception.
+// rethrows what it threw. Where no thread can be had, or `worth_a_thread` is false (starting one costs
+// some 100 us, more than a small input's work), it is done at wait(), on this thread. What `fn` refers
+// to must live until wait() returns; the destructor waits too, and swallows an exception.
 class Beside {
  public:
-  explicit Beside(std::function<void()> fn);
+  explicit Beside(std::function<void()> fn, bool worth_a_thread = true);
   Beside(const Beside&) = delete;
   Beside& operator=(const Beside&) = delete;
   ~Beside();

@@ -517,10 +517,12 @@ BtfDiff diff_btf(const Btf& old_btf, const Btf& new_btf, const DiffParts& parts)
 
   // The string shares need nothing of the keys: they are worked out on a second CPU meanwhile.
   StringAttribution old_strings, new_strings;
-  Beside shares([&] {
-    old_strings = attribute_strings(old_btf);
-    if (!same) new_strings = attribute_strings(new_btf);
-  });
+  Beside shares(
+      [&] {
+        old_strings = attribute_strings(old_btf);
+        if (!same) new_strings = attribute_strings(new_btf);
+      },
+      old_btf.type_section().size() + (same ? 0 : new_btf.type_section().size()) >= kTypesWorthAThread);
 
   // The same BTF on both sides (one file named twice, read once) has the same keys and sizes: they are
   // computed once and compared with themselves.

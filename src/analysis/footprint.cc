@@ -338,7 +338,7 @@ Footprint::Footprint(const Btf& btf, Depth depth, RecordNames names, const BtfEx
   // the weights, are then gone before the dominators' working arrays are made: what is live at the
   // busiest moment is the same as one step after the other, 6.6 MB for vmlinux (memory.h)). The shares
   // are this thread's, whose caches hold the names the index pass collected. `own` only at the end.
-  Beside graph_beside([&] { graph = TypeGraph(btf); });
+  Beside graph_beside([&] { graph = TypeGraph(btf); }, btf.type_section().size() >= kTypesWorthAThread);
   strings = attribute(btf, true, &file, std::move(names), ext);
   add_strings(file, strings);
   graph_beside.wait();

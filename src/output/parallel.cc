@@ -45,8 +45,9 @@ struct Beside::State {
   }
 };
 
-Beside::Beside(std::function<void()> fn) : state_(std::make_shared<State>()) {
+Beside::Beside(std::function<void()> fn, bool worth_a_thread) : state_(std::make_shared<State>()) {
   state_->fn = std::move(fn);
+  if (!worth_a_thread) return;
   auto* share = new std::shared_ptr<State>(state_);
   state_->on_thread = start_beside(&State::thread, share);
   if (!state_->on_thread) delete share;
