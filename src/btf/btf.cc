@@ -567,7 +567,10 @@ std::pair<std::uint32_t, TypeId> index_records(std::span<const std::uint8_t> typ
   // comes after cannot use (memory.h), and twice the memory asked for. In the pool: half a megabyte for
   // a kernel, in the huge page that measure's analysis, or check's and minimize's relocation results
   // (CoreResults), go on to fill. Split, it is not doubled while the back writes to it, so it has a
-  // chunk's most records more, the room the front takes and may not fill where the two meet.
+  // chunk's most records more, the room the front takes and may not fill where the two meet. Kernels'
+  // records are 25 bytes on average (6.1, 6.12, 6.18): the threads meet with room to spare. A section
+  // whose records are 23 bytes or less fills the array before they meet; the front then reads on from
+  // where it stopped, over what the back read, as one thread would.
   const std::size_t most = len / kTypeHeaderSize + 1;
   ZeroedArray<std::uint32_t> scratch;  // the back thread's: declared first, so that it outlives the thread
   std::optional<BackReader<Swapped, Collect>> back;

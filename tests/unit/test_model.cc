@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 #include <vector>
 
 namespace btfslim::test {
@@ -472,6 +473,73 @@ std::string lookalike_late_btf() {
   for (int i = 0; i < 20000; ++i) REQUIRE(btf__add_datasec_var_info(t, 2, 0x02000000u, 0) == 0);
   for (int i = 0; i < 10000; ++i) REQUIRE(btf__add_typedef(t, fmt::format("u{}", i).c_str(), 1) > 0);
   return raw_bytes(t);
+}
+
+// A type section of about 1.4 MB in runs of records of one kind, each run some hundreds of bytes to a
+// few KiB: PTRs (12 bytes), FUNC_PROTOs with 1 to 3 parameters (20 to 36) and STRUCTs with 4 to 20
+// members (60 to 252), drawn from `seed`, with `ptr_share` of the bytes in PTRs and the rest split
+// between the other two. The offsets' array is sized for 24-byte records with a chunk's records to
+// spare: a section of smaller ones fills it before the two threads meet (the back's chunks do not fit,
+// or the front's), one of larger ones leaves room, and the runs make some chunks far denser than others.
+std::string mixed_btf(unsigned seed, double ptr_share) {
+  std::mt19937 rng(seed);
+  BtfPtr b(btf__new_empty());
+  struct btf* t = b.get();
+  REQUIRE(btf__add_int(t, "int", 4, BTF_INT_SIGNED) == 1);
+  std::uint64_t bytes = 0;
+  for (int other = 0; bytes < 1400000;) {
+    const std::uint64_t until = bytes + std::uniform_int_distribution<std::uint64_t>(200, 6000)(rng);
+    if (std::uniform_real_distribution<double>(0, 1)(rng) < ptr_share) {
+      for (; bytes < until; bytes += 12) REQUIRE(btf__add_ptr(t, 1) > 0);
+    } else if (other++ % 2 == 0) {
+      while (bytes < until) {
+        const int params = std::uniform_int_distribution<int>(1, 3)(rng);
+        REQUIRE(btf__add_func_proto(t, 1) > 0);
+        for (int p = 0; p < params; ++p) REQUIRE(btf__add_func_param(t, "", 1) == 0);
+        bytes += 12u + 8u * params;
+      }
+    } else {
+      while (bytes < until) {
+        const int members = std::uniform_int_distribution<int>(4, 20)(rng);
+        REQUIRE(btf__add_struct(t, "", 4 * members) > 0);
+        for (int m = 0; m < members; ++m) REQUIRE(btf__add_field(t, "", 1, 32 * m, 0) == 0);
+        bytes += 12u + 12u * members;
+      }
+    }
+  }
+  return raw_bytes(t);
+}
+
+TEST_CASE("the index pass on two threads: records smaller and larger than the offsets' array expects", "[model]") {
+  // PTRs' share of the bytes, for records of about 13, 20, 23, 25 and 42 bytes on average.
+  double smallest = 1e9, largest = 0;
+  for (const double ptr_share : {0.9, 0.45, 0.35, 0.3, 0.05}) {
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+      const std::string bytes = mixed_btf(seed, ptr_share);
+      const std::uint32_t type_len = get_u32(bytes, 12);
+      REQUIRE(type_len >= (1u << 20));
+      const TempDir dir;
+      const std::string path = dir.path() + "/mixed.btf";
+      write_file(path, bytes);
+      const BtfPtr oracle = parse_btf(path);
+      REQUIRE(oracle);
+      const std::vector<std::uint32_t> expected = libbpf_offsets(oracle.get());
+      const double mean = static_cast<double>(type_len) / static_cast<double>(expected.size());
+      smallest = std::min(smallest, mean), largest = std::max(largest, mean);
+      INFO("PTRs' share " << ptr_share << ", seed " << seed << ": " << expected.size() << " records of " << mean
+                          << " bytes on average");
+      Indexed one;
+      on_one_cpu([&] { one = indexed_with_names(bytes_of(bytes)); });
+      REQUIRE(one.offsets == expected);
+      // The second thread starts at a different moment each time, and so meets the first elsewhere.
+      for (int run = 0; run < 4; ++run) {
+        CHECK(our_offsets(*parse(bytes)) == expected);
+        CHECK(indexed_with_names(bytes_of(bytes)) == one);
+      }
+    }
+  }
+  CHECK(smallest < 16);
+  CHECK(largest > 32);
 }
 
 TEST_CASE("the index pass on two threads: a kernel's BTF, as libbpf indexes it, and as on one CPU", "[model]") {
