@@ -32,10 +32,12 @@ class TypeGraph {
   TypeGraph& operator=(TypeGraph&&) noexcept;
   ~TypeGraph();
 
-  std::uint32_t node_count() const { return static_cast<std::uint32_t>(succ_start_.size() - 1); }
+  std::uint32_t node_count() const { return static_cast<std::uint32_t>(nodes_.size() - 1); }
   std::span<const std::uint32_t> successors(std::uint32_t node) const {
-    return {succ_.data() + succ_start_[node], succ_.data() + succ_start_[node + 1]};
+    return {succ_.data() + nodes_[node].start, succ_.data() + nodes_[node + 1].start};
   }
+  // How many edges lead to the node (a struct that has two members of one type refers to it twice).
+  std::uint32_t referrers(std::uint32_t node) const { return nodes_[node].referrers; }
   // Built on first use (thread-safe): the dominators and everything else on measure's main path need
   // no predecessor lists by node, so that path does not pay for them.
   std::span<const std::uint32_t> predecessors(std::uint32_t node) const;
@@ -45,7 +47,14 @@ class TypeGraph {
  private:
   friend DominatorTree compute_dominators(const TypeGraph& graph);  // reads the edges as one array
   struct Predecessors;
-  ZeroedArray<std::uint32_t> succ_start_, succ_;
+  // Side by side, so that a walk reaching a node finds both in one cache line: its successors are
+  // succ_[start, the next node's start).
+  struct Node {
+    std::uint32_t start;
+    std::uint32_t referrers;
+  };
+  ZeroedArray<Node> nodes_;  // one more than the nodes: the last start is the edge count
+  ZeroedArray<std::uint32_t> succ_;
   std::uint64_t base_edges_ = 0;
   std::unique_ptr<Predecessors> preds_;
 };

@@ -21,15 +21,16 @@ namespace {
 // Splices the DECL_TAG edges (target -> tag, in tag order) into the successor lists, in place, where a
 // pass over the types in id order would have put them: before a node's own edges when the tag's id is
 // lower than the node's, after them when it is higher. `edges` has room for all of them.
-void splice_tag_edges(std::vector<std::pair<std::uint32_t, std::uint32_t>>& tags, std::uint32_t* start,
-                      std::uint32_t* edges, std::uint32_t n) {
+template <typename Node>  // TypeGraph's: where its list starts is `start`
+void splice_tag_edges(std::vector<std::pair<std::uint32_t, std::uint32_t>>& tags, Node* nodes, std::uint32_t* edges,
+                      std::uint32_t n) {
   std::stable_sort(tags.begin(), tags.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   // From the highest target down: the lists above it move up, as one block, by the number of tag edges
   // still to place below them; then the target's own list is rebuilt around its tag edges.
   auto shift = static_cast<std::uint32_t>(tags.size());
   std::uint32_t done = n;                  // nodes from here up are in place
-  std::uint32_t done_old_start = start[n];  // where node `done`'s list began before the move
-  start[n] += shift;
+  std::uint32_t done_old_start = nodes[n].start;  // where node `done`'s list began before the move
+  nodes[n].start += shift;
   std::size_t k = tags.size();  // tags[0, k) are still to place
   while (k > 0) {
     const std::uint32_t u = tags[k - 1].first;
@@ -38,18 +39,18 @@ void splice_tag_edges(std::vector<std::pair<std::uint32_t, std::uint32_t>>& tags
     std::size_t mid = lo;  // tags[lo, mid) come before u's own edges, tags[mid, k) after
     while (mid < k && tags[mid].second < u) ++mid;
 
-    const std::uint32_t own_begin = start[u];
-    const std::uint32_t own_end = u + 1 < done ? start[u + 1] : done_old_start;
+    const std::uint32_t own_begin = nodes[u].start;
+    const std::uint32_t own_end = u + 1 < done ? nodes[u + 1].start : done_old_start;
     if (u + 1 < done) {
       std::memmove(edges + own_end + shift, edges + own_end, (done_old_start - own_end) * sizeof *edges);
-      for (std::uint32_t x = u + 1; x < done; ++x) start[x] += shift;
+      for (std::uint32_t x = u + 1; x < done; ++x) nodes[x].start += shift;
     }
     std::uint32_t at = own_end + shift;
     for (std::size_t j = k; j > mid; --j) edges[--at] = tags[j - 1].second;
     at -= own_end - own_begin;
     std::memmove(edges + at, edges + own_begin, (own_end - own_begin) * sizeof *edges);
     for (std::size_t j = mid; j > lo; --j) edges[--at] = tags[j - 1].second;
-    start[u] = at;
+    nodes[u].start = at;
 
     shift -= static_cast<std::uint32_t>(k - lo);
     done = u;
@@ -118,7 +119,7 @@ TypeGraph::TypeGraph(const Btf& btf) : preds_(std::make_unique<Predecessors>()) 
   // Successors, in one pass: a type's references come out in id order, straight into the CSR arrays. A
   // record holds at most one reference in its header and one per 6 trailing bytes (an array's two ids in
   // 12), which bounds the edges; the array gives back what it does not use.
-  succ_start_ = ZeroedArray<std::uint32_t>::for_overwrite(n + 1);
+  nodes_ = ZeroedArray<Node>::for_overwrite(n + 1);
   const std::uint64_t trailing = btf.type_section().size() - std::uint64_t{kTypeHeaderSize} * n;
   succ_ = ZeroedArray<std::uint32_t>::for_overwrite(n + trailing / 6);
   std::uint32_t* const out = succ_.data();
@@ -142,7 +143,7 @@ TypeGraph::TypeGraph(const Btf& btf) : preds_(std::make_unique<Predecessors>()) 
       const std::uint8_t* const p = types + offsets[node];
       const std::uint32_t info = order.u32(p + 4);
       const unsigned kind = (info >> 24) & 0x1f;
-      succ_start_[node] = edges;
+      nodes_[node] = {edges, 0};
       if (kind == static_cast<unsigned>(Kind::DeclTag)) {
         const TypeId ref = order.u32(p + 8);
         if (ref >= first)
@@ -162,26 +163,28 @@ TypeGraph::TypeGraph(const Btf& btf) : preds_(std::make_unique<Predecessors>()) 
     decode(std::true_type{});
   else
     decode(std::false_type{});
-  succ_start_[n] = edges;
+  nodes_[n] = {edges, 0};
   base_edges_ = base_edges;
-  if (!tags.empty()) splice_tag_edges(tags, succ_start_.data(), out, n);
-  succ_.truncate(succ_start_[n]);
+  if (!tags.empty()) splice_tag_edges(tags, nodes_.data(), out, n);
+  succ_.truncate(nodes_[n].start);
+  // Here rather than where the dominators are taken, which then waits for nothing but the graph: this
+  // is built on a second CPU beside the string shares (footprint.cc).
+  for (const std::uint32_t v : succ_) ++nodes_[v].referrers;
 }
 
-TypeGraph::TypeGraph() : succ_start_(1), preds_(std::make_unique<Predecessors>()) {}
+TypeGraph::TypeGraph() : nodes_(1), preds_(std::make_unique<Predecessors>()) {}
 TypeGraph::TypeGraph(TypeGraph&&) noexcept = default;
 TypeGraph& TypeGraph::operator=(TypeGraph&&) noexcept = default;
 TypeGraph::~TypeGraph() = default;
 
-// The successor lists turned around: counts go two slots up so that the fill can use start[v + 1] as
-// v's cursor, which leaves it at v's end, the start of v + 1.
+// The successor lists turned around: v's list is sized by its referrers, and its start goes one slot up
+// so that the fill can use start[v + 1] as v's cursor, which leaves it at v's end, the start of v + 1.
 std::span<const std::uint32_t> TypeGraph::predecessors(std::uint32_t node) const {
   Predecessors& p = *preds_;
   std::call_once(p.built, [&] {
     const std::uint32_t n = node_count();
     p.start = ZeroedArray<std::uint32_t>(std::size_t{n} + 2);
-    for (const std::uint32_t v : succ_) ++p.start[v + 2];
-    for (std::uint32_t v = 2; v < n + 2; ++v) p.start[v] += p.start[v - 1];
+    for (std::uint32_t v = 0; v < n; ++v) p.start[v + 2] = p.start[v + 1] + nodes_[v].referrers;
     p.list = ZeroedArray<std::uint32_t>::for_overwrite(succ_.size());
     for (std::uint32_t u = 0; u < n; ++u)
       for (const std::uint32_t v : successors(u)) p.list[p.start[v + 1]++] = u;
@@ -207,8 +210,8 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   //   of 15,224, with 208,622 of their 211,480 edges): a type that functions of two files refer to.
   // - The rest (982 nodes, 2,858 edges) need their predecessor lists, rebuilt in DFS numbering by a
   //   counting sort, so that Semi-NCA reads them in order. The counts are the nodes' referrer counts,
-  //   taken in one pass over the edges before the DFS and moved to their numbers' slots as the DFS
-  //   numbers them (in the same slot of `num`, so the same cache line).
+  //   the graph's (in the cache line the DFS reads the node's edges' start from), moved to their
+  //   numbers' slots as the DFS numbers them.
   const std::size_t words = (std::size_t{n} + 64) / 64;  // n + 1 bits: numbers go up to n
   // Bitmaps by node: reached, in the tree being walked, referred to from a later tree, and referred to
   // more than once (then: and its list is needed); by number: cross, and Semi-NCA's slot written. From
@@ -226,8 +229,8 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   // The arrays, in the order that keeps the most memory live at once smallest (it is what the resident
   // set peaks at): `num` is needed only until the predecessors are renumbered, so it goes on top, and
   // its place is taken by `slots`; the semidominators need no array of their own (see below).
-  //   num[v]      v's referrer count until the DFS reaches v, then v's depth-first number: 0 is the
-  //               virtual root, nodes get 1..n; preorder[i - 1] is the node numbered i
+  //   num[v]      v's depth-first number, once the DFS reaches v: 0 is the virtual root, nodes get
+  //               1..n; preorder[i - 1] is the node numbered i
   //   dom[i - 1]  number i's DFS tree parent, which becomes its immediate dominator
   //   pred        the predecessors of number b, as numbers, are pred[pred_end[b - 1], pred_end[b]),
   //               for a b whose list is needed (above)
@@ -236,8 +239,7 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   auto dom = ZeroedArray<std::uint32_t>::for_overwrite(n);
   auto pred_end = ZeroedArray<std::uint32_t>::for_overwrite(std::size_t{n} + 2);
   pred_end[0] = pred_end[1] = 0;  // the DFS writes the counts of numbers 1..n, at 2..n + 1
-  ZeroedArray<std::uint32_t> num(n);
-  for (const std::uint32_t v : graph.succ_) ++num[v];
+  auto num = ZeroedArray<std::uint32_t>::for_overwrite(n);
   // The roots: every node nothing refers to, then one per cycle that nothing outside reaches (rare).
   // They are flagged in `preorder` (kRoot, the top bit, which no node uses: a type takes 12 bytes of a
   // section of at most 4 GiB) and gathered at the end, when the working arrays are gone, into memory
@@ -256,7 +258,7 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   auto reach = [&](std::uint32_t v, std::uint32_t parent) {
     set(reached, v);
     set(in_tree, v);
-    const std::uint32_t referrers = num[v];
+    const std::uint32_t referrers = graph.referrers(v);
     ++next;
     num[v] = next;
     listed[v / 64] |= std::uint64_t{referrers > 1} << (v % 64);
@@ -287,9 +289,8 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
       in_tree[v / 64] &= ~(std::uint64_t{1} << (v % 64));
     }
   };
-  // A node nothing refers to keeps its count of 0 until it is a root; any other holds 1 or more.
   for (std::uint32_t v = 0; v < n; ++v)
-    if (num[v] == 0) dfs_from(v);
+    if (graph.referrers(v) == 0) dfs_from(v);
   for (std::uint32_t v = 0; v < n; ++v)
     if (!test(reached, v)) dfs_from(v);
 
@@ -309,11 +310,11 @@ DominatorTree compute_dominators(const TypeGraph& graph) {
   // follows no pattern, was a mispredicted branch per node, most of what this cost. The node an edge
   // comes from is looked up only for the few edges placed.
   const std::span<const std::uint32_t> edges = graph.succ_;
-  const std::uint32_t* const edge_start = graph.succ_start_.data();
+  const TypeGraph::Node* const nodes = graph.nodes_.data();
   for (std::uint32_t e = 0, u = 0; e < edges.size(); ++e) {
     const std::uint32_t v = edges[e];
     if (!test(listed, v)) continue;
-    while (edge_start[u + 1] <= e) ++u;
+    while (nodes[u + 1].start <= e) ++u;
     pred[pred_end[num[v]]++] = num[u];
   }
   num = {};
