@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <iterator>
 #include <span>
@@ -26,6 +27,19 @@ void* allocate_zeroed(std::size_t bytes, bool zero = true);
 // sure to be written, are mapped at once (one call rather than a fault per page).
 void* allocate_lazy(std::size_t bytes, std::size_t populated = 0);
 void release_zeroed(void* p, std::size_t bytes);
+
+// How the pool faults in each 2 MiB step it grows by (memory.cc says why): as huge pages until one
+// takes longer than `slow`, then as 4 KiB pages. `p` is 2 MiB aligned in a range advised for huge pages.
+class PageSteps {
+ public:
+  explicit PageSteps(std::chrono::nanoseconds slow) : slow_(slow) {}
+  void populate(void* p, std::size_t bytes);
+  bool huge_pages() const { return huge_pages_; }
+
+ private:
+  std::chrono::nanoseconds slow_;
+  bool huge_pages_ = true;
+};
 // Gives back all but the first `kept` bytes of an allocation of `bytes` where it can; returns the bytes
 // the allocation now holds.
 std::size_t shrink_zeroed(void* p, std::size_t bytes, std::size_t kept);

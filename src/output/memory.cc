@@ -8,6 +8,14 @@
 // cleared first, unless it is to be overwritten anyway; above it the kernel's zeroes are intact. A
 // request the range cannot take goes to mmap.
 //
+// Huge pages are the cheap kind only while the machine has them at hand. A VM that hands its free
+// memory back to the host (virtio-balloon's free page reporting, as on Firecracker) gets a huge page
+// from memory the host has to fault in again, 4 KiB at a time: 4.4 to 6 ms for 2 MiB there, against
+// 0.35 ms for one it had just freed and 0.6 to 0.85 ms for 2 MiB of 4 KiB pages. Once one huge page
+// comes that slowly, the next ones do too (the recently freed ones are used up), so from then on the
+// pool grows in 4 KiB pages: a `measure` of vmlinux after a few idle seconds took 16 to 45 ms with
+// every step in huge pages and 19 to 27 ms in 4 KiB pages on such a VM; back to back, 15 ms and 17.
+//
 // Under valgrind every array comes from malloc instead: memcheck then checks each one's bounds and
 // counts it in the heap (bench/run's heap bytes), which it cannot do for memory the pool carves up.
 #include "btfslim/memory.h"
@@ -20,6 +28,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +48,10 @@ constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
 #else
 constexpr int kPopulateWrite = 23;  // the value in Linux's uapi since 5.14
 #endif
+
+// 2 MiB of 4 KiB pages took 0.6 to 0.85 ms to fault in on the VM above, and 3.85 ms on one whose huge
+// pages took 0.2 ms (memory.h): a huge page slower than this is one the host faults in again.
+constexpr std::chrono::microseconds kSlowHugePage{3000};
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
@@ -80,7 +93,7 @@ class Pool {
         if (at != end_) holes_.emplace(at, end_ - at);
         return nullptr;
       }
-      ::madvise(base_ + top_, top - top_, kPopulateWrite);
+      steps_.populate(base_ + top_, top - top_);
       top_ = top;
     }
     end_ = at + size;
@@ -142,6 +155,7 @@ class Pool {
   }
 
   std::mutex mutex_;
+  PageSteps steps_{kSlowHugePage};
   std::uint8_t* base_ = nullptr;
   bool failed_ = false;
   std::size_t end_ = 0;
@@ -165,6 +179,18 @@ bool under_valgrind() {
 }
 
 }  // namespace
+
+void PageSteps::populate(void* p, std::size_t bytes) {
+  if (!huge_pages_) {
+    ::madvise(p, bytes, MADV_NOHUGEPAGE);
+    ::madvise(p, bytes, kPopulateWrite);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ::madvise(p, bytes, kPopulateWrite);
+  const auto per_huge_page = (std::chrono::steady_clock::now() - start) / std::max<std::size_t>(bytes / kHugePage, 1);
+  if (per_huge_page > slow_) huge_pages_ = false;
+}
 
 void* allocate_zeroed(std::size_t bytes, bool zero) {
   if (bytes < kSmall || under_valgrind()) {
