@@ -27,6 +27,9 @@ void* allocate_zeroed(std::size_t bytes, bool zero = true);
 // sure to be written, are mapped at once (one call rather than a fault per page).
 void* allocate_lazy(std::size_t bytes, std::size_t populated = 0);
 void release_zeroed(void* p, std::size_t bytes);
+// Gives back all but the first `kept` bytes of an allocation of `bytes` where it can; returns the bytes
+// the allocation now holds.
+std::size_t shrink_zeroed(void* p, std::size_t bytes, std::size_t kept);
 
 // How the pool faults in each 2 MiB step it grows by (memory.cc says why): as huge pages until one
 // takes longer than `slow`, then as 4 KiB pages. `p` is 2 MiB aligned in a range advised for huge pages.
@@ -40,9 +43,6 @@ class PageSteps {
   std::chrono::nanoseconds slow_;
   bool huge_pages_ = true;
 };
-// Gives back all but the first `kept` bytes of an allocation of `bytes` where it can; returns the bytes
-// the allocation now holds.
-std::size_t shrink_zeroed(void* p, std::size_t bytes, std::size_t kept);
 }  // namespace detail
 
 // Maps the pages wholly inside [p, p + bytes) at once, for memory about to be written page after page
